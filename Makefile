@@ -1,0 +1,34 @@
+# dome: make help lists every target.
+GO        ?= go
+BIN       ?= bin/dome
+FUZZTIME  ?= 30s
+TESTFLAGS ?=
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION)
+
+.PHONY: help build demo test bench fuzz lint conformance clean
+
+help: ## list the targets
+	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build bin/dome
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dome
+
+demo: build ## run the main job on the example registry in this repo
+	./scripts/demo.sh $(BIN)
+
+test: ## run every test (unit, CLI scripts, conformance short form)
+	$(GO) test -count=1 -timeout 20m $(TESTFLAGS) ./...
+
+bench: build ## compare dome with its peers side by side (see bench/)
+	./scripts/bench.sh $(BIN)
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	./scripts/fuzz.sh $(FUZZTIME)
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean: ## remove build output
+	rm -rf bin

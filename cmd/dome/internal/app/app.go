@@ -1,0 +1,128 @@
+// Package app is dome's command tree: it parses flags, calls pkg/, renders
+// results and maps errors to exit codes. It holds no business logic.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// Exit codes, documented in the README.
+const (
+	ExitOK    = 0 // success
+	ExitCheck = 1 // a check failed: drift, conflict, verification, or an internal error
+	ExitUsage = 2 // bad usage or bad input
+)
+
+// Env is everything a command may take from the outside world. Tests build
+// one with buffers and a fixed clock; Main builds it from the process.
+type Env struct {
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	Getenv    func(string) string
+	Now       func() time.Time
+	WorkDir   string
+	StdoutTTY bool
+	StderrTTY bool
+}
+
+// Version is dome's version, set at link time with -ldflags "-X ...app.Version=...".
+var Version = "0.1.0-dev"
+
+// Main runs dome with args (args[0] is the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "dome: cannot read the working directory: %v\n", err)
+		return ExitUsage
+	}
+	env := &Env{
+		Stdin:     stdin,
+		Stdout:    stdout,
+		Stderr:    stderr,
+		Getenv:    os.Getenv,
+		Now:       time.Now,
+		WorkDir:   wd,
+		StdoutTTY: isTerminal(stdout),
+		StderrTTY: isTerminal(stderr),
+	}
+	return Run(ctx, env, args)
+}
+
+// Run runs dome in env.
+func Run(ctx context.Context, env *Env, args []string) int {
+	a := newApp(env)
+	err := a.RunContext(ctx, interspersed(a, args))
+	return report(env, err)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newApp(env *Env) *cli.App {
+	a := &cli.App{
+		Name:                 "dome",
+		Usage:                "turn a git repository into a trustworthy tool registry",
+		Version:              Version,
+		Reader:               env.Stdin,
+		Writer:               env.Stdout,
+		ErrWriter:            env.Stderr,
+		Flags:                globalFlags(),
+		EnableBashCompletion: false,
+		HideHelpCommand:      true,
+		// dome maps errors to exit codes itself (report); urfave must not exit.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+		Commands: commands(env),
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	return a
+}
+
+// commands is the whole command tree, one constructor per file.
+func commands(env *Env) []*cli.Command {
+	cmds := []*cli.Command{}
+	for _, c := range cmds {
+		setUsageErrors(c)
+	}
+	return cmds
+}
+
+// setUsageErrors makes flag errors of every subcommand usage errors (exit 2).
+func setUsageErrors(c *cli.Command) {
+	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+	for _, s := range c.Subcommands {
+		setUsageErrors(s)
+	}
+}
+
+// usageError marks bad usage: unknown flags, missing arguments.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usagef returns a usage error (exit 2).
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}

@@ -1,0 +1,36 @@
+package app
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func TestInterspersed(t *testing.T) {
+	a := &cli.App{
+		Flags: globalFlags(),
+		Commands: []*cli.Command{
+			{Name: "resolve", Flags: withGlobal(&cli.StringFlag{Name: "profile"}, &cli.BoolFlag{Name: "pinned"})},
+			{Name: "registry", Subcommands: []*cli.Command{{Name: "cat", Flags: withGlobal()}}},
+		},
+	}
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"dome"}, []string{"dome"}},
+		{[]string{"dome", "resolve", "t@main", "--json"}, []string{"dome", "resolve", "--json", "--", "t@main"}},
+		{[]string{"dome", "--repo", "x", "resolve", "t@main", "--profile", "p@v", "--pinned"},
+			[]string{"dome", "--repo", "x", "resolve", "--profile", "p@v", "--pinned", "--", "t@main"}},
+		{[]string{"dome", "resolve", "--profile=p@v", "t@main"}, []string{"dome", "resolve", "--profile=p@v", "--", "t@main"}},
+		{[]string{"dome", "registry", "cat", "t@main", "spec/x", "--repo", "r"},
+			[]string{"dome", "registry", "cat", "--repo", "r", "--", "t@main", "spec/x"}},
+		{[]string{"dome", "resolve", "--", "--odd"}, []string{"dome", "resolve", "--", "--odd"}},
+		{[]string{"dome", "resolve", "-"}, []string{"dome", "resolve", "--", "-"}},
+	}
+	for _, tt := range tests {
+		if got := interspersed(a, tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("interspersed(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

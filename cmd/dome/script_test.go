@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output in testdata/script/*.txtar")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"dome": func() { os.Exit(app.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs every CLI story in testdata/script. Scripts build real git
+// repositories with the git binary (tests only; dome itself never runs git).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "testdata/script"))
+}
+
+func scriptParams(t *testing.T, dir string) testscript.Params {
+	shared, _ := filepath.Abs("../../../shared")
+	root, _ := filepath.Abs("../..")
+	_, gitErr := exec.LookPath("git")
+	return testscript.Params{
+		Dir:                 dir,
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("HOME", e.WorkDir+"/home")
+			e.Setenv("XDG_CACHE_HOME", e.WorkDir+"/cache")
+			e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			e.Setenv("GIT_AUTHOR_NAME", "Dome Test")
+			e.Setenv("GIT_AUTHOR_EMAIL", "test@dome.invalid")
+			e.Setenv("GIT_COMMITTER_NAME", "Dome Test")
+			e.Setenv("GIT_COMMITTER_EMAIL", "test@dome.invalid")
+			e.Setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
+			e.Setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
+			e.Setenv("TZ", "UTC")
+			e.Setenv("DOME_ROOT", root)
+			e.Setenv("SHARED", shared)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// exits N prog args...: run prog and require exit status N (stdout and
+			// stderr are kept for the assertions that follow).
+			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: exits N program [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("exits: bad status %q", args[0])
+				}
+				got := 0
+				if err := ts.Exec(args[1], args[2:]...); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) {
+						ts.Fatalf("exits: %v", err)
+					}
+					got = ee.ExitCode()
+				}
+				if got != want {
+					ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+				}
+			},
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "git":
+				return gitErr == nil, nil
+			case "shared":
+				_, err := os.Stat(shared)
+				return err == nil, nil
+			}
+			return false, nil
+		},
+	}
+}
