@@ -1,0 +1,306 @@
+package gitstore
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// WriteBlob stores data as a blob and returns its id.
+func (r *Repo) WriteBlob(data []byte) (Hash, error) {
+	obj := r.storage.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	if _, err := w.Write(data); err != nil {
+		return ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	return r.store(obj)
+}
+
+func (r *Repo) store(obj plumbing.EncodedObject) (Hash, error) {
+	h := obj.Hash()
+	if r.storage.HasEncodedObject(h) == nil {
+		return fromPlumbing(h), nil
+	}
+	got, err := r.storage.SetEncodedObject(obj)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("store %s: %w", obj.Type(), err)
+	}
+	return fromPlumbing(got), nil
+}
+
+// CheckEntryName refuses tree entry names git would refuse and names that
+// would escape a checkout: empty, ".", "..", ".git" (any case), or names
+// holding '/' or NUL.
+func CheckEntryName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..":
+		return fmt.Errorf("invalid tree entry name %q", name)
+	case strings.EqualFold(name, ".git"):
+		return fmt.Errorf("tree entry name %q is reserved", name)
+	case strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("tree entry name %q must not contain '/' or NUL", name)
+	}
+	return nil
+}
+
+// WriteTree stores one tree level. Entries are sorted the way git sorts them
+// (directories compare as "name/"); duplicate or invalid names are refused.
+func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
+	es := append([]TreeEntry(nil), entries...)
+	sort.Slice(es, func(i, j int) bool { return treeKey(es[i]) < treeKey(es[j]) })
+	t := &object.Tree{}
+	for i, e := range es {
+		if err := CheckEntryName(e.Name); err != nil {
+			return ZeroHash, fmt.Errorf("write tree: %w", err)
+		}
+		if i > 0 && es[i-1].Name == e.Name {
+			return ZeroHash, fmt.Errorf("write tree: duplicate entry %q", e.Name)
+		}
+		t.Entries = append(t.Entries, object.TreeEntry{Name: e.Name, Mode: toFileMode(e.Mode), Hash: toPlumbing(e.Hash)})
+	}
+	obj := r.storage.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("write tree: %w", err)
+	}
+	return r.store(obj)
+}
+
+// CommitSpec is what WriteCommit needs.
+type CommitSpec struct {
+	Tree      Hash
+	Parents   []Hash
+	Author    Signature
+	Committer Signature
+	Message   string
+}
+
+// WriteCommit stores a commit object.
+func (r *Repo) WriteCommit(c CommitSpec) (Hash, error) {
+	oc := &object.Commit{
+		Author:    object.Signature{Name: c.Author.Name, Email: c.Author.Email, When: c.Author.When},
+		Committer: object.Signature{Name: c.Committer.Name, Email: c.Committer.Email, When: c.Committer.When},
+		Message:   c.Message,
+		TreeHash:  toPlumbing(c.Tree),
+	}
+	for _, p := range c.Parents {
+		oc.ParentHashes = append(oc.ParentHashes, toPlumbing(p))
+	}
+	obj := r.storage.NewEncodedObject()
+	if err := oc.Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return r.store(obj)
+}
+
+// TagSpec is what WriteTag needs. Signer, when set, returns an armored
+// OpenPGP signature over the tag's encoded bytes (without signature).
+type TagSpec struct {
+	Name       string
+	Target     Hash
+	TargetType ObjectType
+	Tagger     Signature
+	Message    string
+	Signer     func(payload []byte) (string, error)
+}
+
+// WriteTag stores an annotated tag object (it does not create the ref).
+func (r *Repo) WriteTag(t TagSpec) (Hash, error) {
+	var tt plumbing.ObjectType
+	switch t.TargetType {
+	case TypeCommit, "":
+		tt = plumbing.CommitObject
+	case TypeTree:
+		tt = plumbing.TreeObject
+	case TypeBlob:
+		tt = plumbing.BlobObject
+	case TypeTag:
+		tt = plumbing.TagObject
+	default:
+		return ZeroHash, fmt.Errorf("write tag: unknown target type %q", t.TargetType)
+	}
+	ot := &object.Tag{
+		Name:       t.Name,
+		Tagger:     object.Signature{Name: t.Tagger.Name, Email: t.Tagger.Email, When: t.Tagger.When},
+		Message:    t.Message,
+		TargetType: tt,
+		Target:     toPlumbing(t.Target),
+	}
+	if t.Signer != nil {
+		unsigned := r.storage.NewEncodedObject()
+		if err := ot.EncodeWithoutSignature(unsigned); err != nil {
+			return ZeroHash, fmt.Errorf("write tag: %w", err)
+		}
+		rd, err := unsigned.Reader()
+		if err != nil {
+			return ZeroHash, fmt.Errorf("write tag: %w", err)
+		}
+		payload, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return ZeroHash, fmt.Errorf("write tag: %w", err)
+		}
+		sig, err := t.Signer(payload)
+		if err != nil {
+			return ZeroHash, fmt.Errorf("sign tag %s: %w", t.Name, err)
+		}
+		ot.PGPSignature = sig
+	}
+	obj := r.storage.NewEncodedObject()
+	if err := ot.Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("write tag: %w", err)
+	}
+	return r.store(obj)
+}
+
+// Change sets or deletes one path in a tree (ApplyChanges).
+type Change struct {
+	Path   string // slash-separated, relative to the tree root
+	Mode   Mode   // ignored for deletions
+	Hash   Hash   // the blob (or submodule commit) to place at Path
+	Delete bool
+}
+
+// ApplyChanges returns the id of the tree obtained from base (ZeroHash: an
+// empty tree) by applying changes; only the subtrees on changed paths are
+// rewritten. Deleting a path that does not exist is an error; emptied
+// directories disappear, as in git. A change may not put a file where a
+// directory is or the other way round unless the other side is deleted in
+// the same call.
+func (r *Repo) ApplyChanges(base Hash, changes []Change) (Hash, error) {
+	root := &node{}
+	for _, c := range changes {
+		parts := strings.Split(c.Path, "/")
+		for _, p := range parts {
+			if err := CheckEntryName(p); err != nil {
+				return ZeroHash, fmt.Errorf("path %q: %w", c.Path, err)
+			}
+		}
+		n := root
+		for _, p := range parts[:len(parts)-1] {
+			n = n.child(p)
+		}
+		leaf := parts[len(parts)-1]
+		if n.files == nil {
+			n.files = map[string]*Change{}
+		}
+		if _, dup := n.files[leaf]; dup {
+			return ZeroHash, fmt.Errorf("path %q changed twice", c.Path)
+		}
+		cc := c
+		n.files[leaf] = &cc
+	}
+	return r.applyNode(base, root, "")
+}
+
+type node struct {
+	dirs  map[string]*node
+	files map[string]*Change
+}
+
+func (n *node) child(name string) *node {
+	if n.dirs == nil {
+		n.dirs = map[string]*node{}
+	}
+	c, ok := n.dirs[name]
+	if !ok {
+		c = &node{}
+		n.dirs[name] = c
+	}
+	return c
+}
+
+func (r *Repo) applyNode(base Hash, n *node, prefix string) (Hash, error) {
+	entries := map[string]TreeEntry{}
+	if !base.IsZero() {
+		es, err := r.ReadTree(base)
+		if err != nil {
+			return ZeroHash, err
+		}
+		for _, e := range es {
+			entries[e.Name] = e
+		}
+	}
+	for name, c := range n.files {
+		e, exists := entries[name]
+		if c.Delete {
+			if !exists || e.Mode.IsDir() {
+				return ZeroHash, fmt.Errorf("delete %s%s: %w", prefix, name, ErrNotFound)
+			}
+			delete(entries, name)
+			continue
+		}
+		if exists && e.Mode.IsDir() {
+			if sub, ok := n.dirs[name]; !ok || !deletesAll(r, e.Hash, sub) {
+				return ZeroHash, fmt.Errorf("write %s%s: a directory is in the way", prefix, name)
+			}
+		}
+		entries[name] = TreeEntry{Name: name, Mode: c.Mode, Hash: c.Hash}
+	}
+	for name, sub := range n.dirs {
+		var subBase Hash
+		if e, ok := entries[name]; ok {
+			if c, isFile := n.files[name]; isFile && !c.Delete {
+				// a file replaces this directory; its deletions were checked above
+				continue
+			}
+			if !e.Mode.IsDir() {
+				if c, ok := n.files[name]; !ok || !c.Delete {
+					return ZeroHash, fmt.Errorf("write below %s%s: a file is in the way", prefix, name)
+				}
+			} else {
+				subBase = e.Hash
+			}
+		}
+		h, err := r.applyNode(subBase, sub, prefix+name+"/")
+		if err != nil {
+			return ZeroHash, err
+		}
+		if h.IsZero() {
+			delete(entries, name)
+			continue
+		}
+		entries[name] = TreeEntry{Name: name, Mode: ModeDir, Hash: h}
+	}
+	if len(entries) == 0 {
+		return ZeroHash, nil
+	}
+	list := make([]TreeEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	return r.WriteTree(list)
+}
+
+// deletesAll reports whether sub deletes every file below tree t.
+func deletesAll(r *Repo, t Hash, sub *node) bool {
+	es, err := r.ReadTree(t)
+	if err != nil {
+		return false
+	}
+	for _, e := range es {
+		if e.Mode.IsDir() {
+			s, ok := sub.dirs[e.Name]
+			if !ok || !deletesAll(r, e.Hash, s) {
+				return false
+			}
+			continue
+		}
+		c, ok := sub.files[e.Name]
+		if !ok || !c.Delete {
+			return false
+		}
+	}
+	return true
+}
