@@ -63,7 +63,7 @@ func IsHex(s string) bool {
 	return true
 }
 
-func toPlumbing(h Hash) plumbing.Hash { return plumbing.Hash(h) }
+func toPlumbing(h Hash) plumbing.Hash   { return plumbing.Hash(h) }
 func fromPlumbing(h plumbing.Hash) Hash { return Hash(h) }
 
 // Mode is a git tree entry mode.

@@ -24,9 +24,9 @@ const (
 type Revision struct {
 	Input     string  `json:"requested"`
 	Kind      RefKind `json:"kind"`
-	RefName   string  `json:"ref,omitempty"`        // full ref name; "" for SHAs
-	Object    Hash    `json:"object"`               // what the ref or SHA names (an annotated tag's object id)
-	Commit    Hash    `json:"commit"`               // the peeled commit
+	RefName   string  `json:"ref,omitempty"`       // full ref name; "" for SHAs
+	Object    Hash    `json:"object"`              // what the ref or SHA names (an annotated tag's object id)
+	Commit    Hash    `json:"commit"`              // the peeled commit
 	Annotated bool    `json:"annotated,omitempty"` // Object is an annotated tag
 }
 
