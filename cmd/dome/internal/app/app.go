@@ -98,7 +98,10 @@ func newApp(env *Env) *cli.App {
 
 // commands is the whole command tree, one constructor per file.
 func commands(env *Env) []*cli.Command {
-	cmds := []*cli.Command{}
+	cmds := []*cli.Command{
+		newResolveCommand(env),
+		newRegistryCommand(env),
+	}
 	for _, c := range cmds {
 		setUsageErrors(c)
 	}

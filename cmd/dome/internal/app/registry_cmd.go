@@ -1,0 +1,15 @@
+package app
+
+import "github.com/urfave/cli/v2"
+
+func newRegistryCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "registry",
+		Usage: "list, show and read the tools of the registry",
+		Subcommands: []*cli.Command{
+			newRegistryListCommand(env),
+			newRegistryShowCommand(env),
+			newRegistryCatCommand(env),
+		},
+	}
+}

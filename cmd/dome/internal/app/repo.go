@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/registry"
+	"github.com/urfave/cli/v2"
+)
+
+// openRepo opens --repo (a path or a URL; default: the repository containing
+// the working directory).
+func openRepo(ctx context.Context, env *Env, c *cli.Context) (*gitstore.Repo, error) {
+	target := globalString(c, flagRepo)
+	if target != "" && gitstore.IsURL(target) {
+		var progress io.Writer
+		if env.StderrTTY && !globalBool(c, flagQuiet) {
+			progress = env.Stderr
+		}
+		repo, err := gitstore.OpenRemote(ctx, target, gitstore.RemoteOptions{CacheDir: cacheDir(env), Progress: progress})
+		if err != nil {
+			return nil, &errkind.InputError{Source: "--repo", Problem: err.Error(), Err: err, Hint: "check the URL, your network and credentials"}
+		}
+		return repo, nil
+	}
+	path := target
+	if path == "" {
+		path = env.WorkDir
+	} else if !filepath.IsAbs(path) {
+		path = filepath.Join(env.WorkDir, path)
+	}
+	repo, err := gitstore.Open(path)
+	if err != nil {
+		if errors.Is(err, gitstore.ErrNotRepository) {
+			src := "--repo"
+			if target == "" {
+				src = "working directory"
+			}
+			return nil, &errkind.InputError{Source: src, Problem: "not a git repository: " + path, Err: err, Hint: "run dome inside a registry repository or pass --repo PATH|URL"}
+		}
+		return nil, &errkind.InputError{Source: "--repo", Problem: err.Error(), Err: err}
+	}
+	return repo, nil
+}
+
+// openRegistry opens the registry of --repo.
+func openRegistry(ctx context.Context, env *Env, c *cli.Context) (*registry.Registry, error) {
+	repo, err := openRepo(ctx, env, c)
+	if err != nil {
+		return nil, err
+	}
+	return registry.New(repo), nil
+}
+
+// cacheDir is $XDG_CACHE_HOME/dome, or ~/.cache/dome.
+func cacheDir(env *Env) string {
+	if d := env.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "dome")
+	}
+	if h := env.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "dome")
+	}
+	return filepath.Join(env.WorkDir, ".dome-cache")
+}

@@ -1,0 +1,73 @@
+package registry
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+	"golang.org/x/mod/semver"
+)
+
+// idPattern is the shape of tool, profile and bundle ids.
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// ValidID reports whether id is a valid tool, profile or bundle id.
+func ValidID(id string) bool {
+	return len(id) <= 100 && idPattern.MatchString(id) && !strings.Contains(id, "..")
+}
+
+// Ref is a parsed "<id>@<rev>".
+type Ref struct {
+	ID  string
+	Rev string
+}
+
+func (r Ref) String() string { return r.ID + "@" + r.Rev }
+
+// ParseRef parses "<id>@<rev>" as given for the named argument (e.g. "tool",
+// "--profile"); every malformed form is an *errkind.InputError with a hint.
+func ParseRef(arg, s string) (Ref, error) {
+	bad := func(problem, hint string) (Ref, error) {
+		return Ref{}, &errkind.InputError{Source: arg, Problem: fmt.Sprintf("%q: %s", s, problem), Hint: hint}
+	}
+	const example = "write <id>@<ref>, e.g. petstore@main, petstore@v1.2.0 or petstore@<commit sha>"
+	switch n := strings.Count(s, "@"); {
+	case s == "":
+		return bad("empty reference", example)
+	case n == 0:
+		return bad("missing @<ref>", example)
+	case n > 1:
+		return bad("more than one '@'", example)
+	}
+	id, rev, _ := strings.Cut(s, "@")
+	if id == "" {
+		return bad("missing id before '@'", example)
+	}
+	if rev == "" {
+		return bad("missing ref after '@'", example+" (HEAD for the current commit)")
+	}
+	if !ValidID(id) {
+		return bad(fmt.Sprintf("id %q must match ^[a-z0-9][a-z0-9._-]*$", id), "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit")
+	}
+	if rev != "HEAD" {
+		if err := gitstore.CheckRefName(rev); err != nil {
+			return bad("invalid ref: "+err.Error(), "refs may not contain spaces, '..', control characters or ~^:?*[\\")
+		}
+	}
+	return Ref{ID: id, Rev: rev}, nil
+}
+
+// IsReleaseVersion reports whether v is a release version "vX.Y.Z" (SemVer,
+// optionally with a pre-release, no build metadata).
+func IsReleaseVersion(v string) bool {
+	return strings.HasPrefix(v, "v") && semver.IsValid(v) && semver.Build(v) == "" &&
+		strings.Count(semver.Canonical(v), ".") >= 2 && semver.Canonical(v) == v
+}
+
+// ReleaseTag returns the tag name of a tool's release: registry/<id>/<version>.
+func ReleaseTag(toolID, version string) string { return "registry/" + toolID + "/" + version }
+
+// ReleaseRef returns the full ref name of a tool's release tag.
+func ReleaseRef(toolID, version string) string { return "refs/tags/" + ReleaseTag(toolID, version) }

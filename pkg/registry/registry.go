@@ -1,0 +1,266 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+)
+
+// Registry reads the registry layout from one repository. It caches pins,
+// layouts and parsed files, so one Registry answers a batch of lookups
+// quickly; it is safe for concurrent use.
+type Registry struct {
+	repo    *gitstore.Repo
+	schemas schemas
+
+	mu      sync.Mutex
+	pins    map[string]Pin           // by rev
+	layouts map[gitstore.Hash]layout // by commit tree
+	tools   map[gitstore.Hash]*Tool  // by tool.json blob
+}
+
+// New returns a Registry over repo.
+func New(repo *gitstore.Repo) *Registry {
+	return &Registry{
+		repo:    repo,
+		schemas: compileSchemas(),
+		pins:    map[string]Pin{},
+		layouts: map[gitstore.Hash]layout{},
+		tools:   map[gitstore.Hash]*Tool{},
+	}
+}
+
+// Repo returns the underlying repository.
+func (r *Registry) Repo() *gitstore.Repo { return r.repo }
+
+// Ref kinds beyond gitstore's.
+const (
+	KindRelease gitstore.RefKind = "release_tag"
+)
+
+// Pin is a revision pinned to a commit.
+type Pin struct {
+	Requested string           `json:"requested_ref"`
+	Kind      gitstore.RefKind `json:"ref_kind"`
+	RefName   string           `json:"ref,omitempty"`
+	TagObject *gitstore.Hash   `json:"tag_object,omitempty"`
+	Commit    gitstore.Hash    `json:"commit"`
+	Tree      gitstore.Hash    `json:"commit_tree"`
+}
+
+// PinOptions says how strictly to pin.
+type PinOptions struct {
+	// Pinned accepts only full SHAs and release tags (immutable names).
+	Pinned bool
+	// Source names the argument in errors ("tool", "--profile").
+	Source string
+}
+
+// PinRev pins rev for tool toolID: "vX.Y.Z" means the tool's release tag
+// registry/<toolID>/vX.Y.Z; anything else is resolved as git does (full SHA,
+// HEAD, tag, branch, short SHA). For a remote repository it fetches only
+// when the revision may have moved or is not in the cache yet.
+func (r *Registry) PinRev(ctx context.Context, toolID, rev string, opts PinOptions) (Pin, error) {
+	src := opts.Source
+	if src == "" {
+		src = "ref"
+	}
+	ref := toolID + "@" + rev
+	key := toolID + "\x00" + rev
+	r.mu.Lock()
+	p, ok := r.pins[key]
+	r.mu.Unlock()
+	if !ok {
+		var err error
+		p, err = r.pin(ctx, toolID, rev, src)
+		if err != nil {
+			return Pin{}, err
+		}
+		r.mu.Lock()
+		r.pins[key] = p
+		r.mu.Unlock()
+	}
+	if opts.Pinned && p.Kind != gitstore.KindFullSHA && p.Kind != KindRelease {
+		return Pin{}, &errkind.InputError{
+			Source:  src,
+			Problem: fmt.Sprintf("%s is not pinned: %s", ref, unpinnedReason(p)),
+			Hint:    fmt.Sprintf("use a full commit SHA (%s@%s) or a release tag (%s@vX.Y.Z)", toolID, p.Commit, toolID),
+		}
+	}
+	return p, nil
+}
+
+func unpinnedReason(p Pin) string {
+	switch p.Kind {
+	case gitstore.KindBranch:
+		return fmt.Sprintf("branch %s moves (it is at %s now)", strings.TrimPrefix(p.RefName, "refs/heads/"), p.Commit.Short())
+	case gitstore.KindHead:
+		return fmt.Sprintf("HEAD moves (it is at %s now)", p.Commit.Short())
+	case gitstore.KindShortSHA:
+		return fmt.Sprintf("a short SHA can become ambiguous as the repository grows (it names %s)", p.Commit)
+	case gitstore.KindTag:
+		if p.TagObject == nil && strings.HasPrefix(p.RefName, "refs/tags/registry/") {
+			return "it is a lightweight tag; releases are annotated tags made by dome release"
+		}
+		return fmt.Sprintf("tag %s is not a release tag registry/<tool>/vX.Y.Z and may be moved", strings.TrimPrefix(p.RefName, "refs/tags/"))
+	}
+	return fmt.Sprintf("%s refs can move", p.Kind)
+}
+
+func (r *Registry) pin(ctx context.Context, toolID, rev, src string) (Pin, error) {
+	ref := toolID + "@" + rev
+	remote := r.repo.RemoteURL() != ""
+	gitRev := rev
+	release := IsReleaseVersion(rev)
+	if release {
+		gitRev = ReleaseRef(toolID, rev)
+	}
+	// A remote's cache answers immutable names (full SHAs, release tags)
+	// without the network; anything that can move is fetched first.
+	_, fullSHA := gitstore.ParseHash(rev)
+	if remote && !fullSHA && !release {
+		if err := r.repo.Fetch(ctx); err != nil {
+			return Pin{}, remoteErr(src, err)
+		}
+	}
+	res, err := r.repo.ResolveRevision(gitRev)
+	if err != nil && remote && !r.repo.Fetched() && errors.Is(err, gitstore.ErrNotFound) {
+		if ferr := r.repo.Fetch(ctx); ferr != nil {
+			return Pin{}, remoteErr(src, ferr)
+		}
+		res, err = r.repo.ResolveRevision(gitRev)
+	}
+	if err != nil {
+		return Pin{}, r.revError(src, ref, toolID, rev, release, err)
+	}
+	p := Pin{Requested: rev, Kind: res.Kind, RefName: res.RefName, Commit: res.Commit}
+	if res.Annotated {
+		obj := res.Object
+		p.TagObject = &obj
+	}
+	if strings.HasPrefix(res.RefName, "refs/tags/") && res.Annotated {
+		tag := strings.TrimPrefix(res.RefName, "refs/tags/")
+		if v, ok := strings.CutPrefix(tag, "registry/"+toolID+"/"); ok && IsReleaseVersion(v) {
+			p.Kind = KindRelease
+		}
+	}
+	if release && p.Kind != KindRelease {
+		return Pin{}, &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s is a lightweight tag, not a release", ref, ReleaseTag(toolID, rev)), Hint: "releases are annotated tags; recreate it with dome release"}
+	}
+	tree, err := r.repo.CommitTree(p.Commit)
+	if err != nil {
+		return Pin{}, fmt.Errorf("%s: %w", ref, err)
+	}
+	p.Tree = tree
+	return p, nil
+}
+
+func remoteErr(src string, err error) error {
+	return &errkind.InputError{Source: src, Problem: err.Error(), Err: err, Hint: "check the URL, your network and credentials; a full SHA or release tag already in the cache resolves offline"}
+}
+
+// revError turns a resolution failure into an error that says what to do.
+func (r *Registry) revError(src, ref, toolID, rev string, release bool, err error) error {
+	var amb *gitstore.AmbiguousError
+	var ambRef *gitstore.AmbiguousRefError
+	var notCommit *gitstore.NotCommitError
+	switch {
+	case errors.As(err, &amb):
+		var c []string
+		for _, x := range amb.Candidates {
+			c = append(c, fmt.Sprintf("%s (%s)", x.Hash, x.Type))
+		}
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: short SHA %s is ambiguous; candidates: %s", ref, rev, strings.Join(c, ", ")), Hint: "give more hex digits or the full SHA", Err: err}
+	case errors.As(err, &ambRef):
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s", ref, ambRef.Error()), Hint: fmt.Sprintf("write %s@refs/tags/%s or %s@refs/heads/%s", toolID, rev, toolID, rev), Err: err}
+	case errors.As(err, &notCommit):
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s", ref, notCommit.Error()), Hint: "point the ref at a commit", Err: err}
+	case errors.Is(err, gitstore.ErrEmptyRepo):
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: the repository %s has no commits", ref, r.repo.Path()), Hint: "commit the registry first, or pass --repo", Err: err}
+	case errors.Is(err, gitstore.ErrNotFound):
+		if release {
+			hint := fmt.Sprintf("list releases with: dome registry show %s@HEAD", toolID)
+			if vs, lerr := r.Releases(toolID); lerr == nil && len(vs) > 0 {
+				var names []string
+				for _, v := range vs {
+					names = append(names, v.Version)
+				}
+				hint = "releases of " + toolID + ": " + strings.Join(names, ", ")
+			} else if lerr == nil {
+				hint = toolID + " has no releases yet; use a commit SHA or a branch, or create one with dome release"
+			}
+			return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: no release tag %s", ref, ReleaseTag(toolID, rev)), Hint: hint, Err: err}
+		}
+		hint := "use a full SHA, a short SHA (at least 7 hex digits), a tag, a branch, HEAD or vX.Y.Z"
+		if gitstore.IsHex(rev) && len(rev) < gitstore.MinShortSHA {
+			hint = fmt.Sprintf("a short SHA needs at least %d hex digits", gitstore.MinShortSHA)
+		}
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: no commit, tag or branch %q in %s", ref, rev, r.repo.Path()), Hint: hint, Err: err}
+	}
+	return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %v", ref, err), Err: err}
+}
+
+// Release is one release tag of a tool.
+type Release struct {
+	Version   string        `json:"version"`
+	Tag       string        `json:"tag"`
+	TagObject gitstore.Hash `json:"tag_object"`
+	Commit    gitstore.Hash `json:"commit"`
+	Annotated bool          `json:"annotated"`
+}
+
+// Releases lists a tool's release tags sorted by SemVer precedence,
+// oldest first. Tags under registry/<id>/ that are not vX.Y.Z are ignored.
+func (r *Registry) Releases(toolID string) ([]Release, error) {
+	all, err := r.AllReleases()
+	if err != nil {
+		return nil, err
+	}
+	return all[toolID], nil
+}
+
+// AllReleases lists the release tags of every tool, per tool id.
+func (r *Registry) AllReleases() (map[string][]Release, error) {
+	refs, err := r.repo.Refs("refs/tags/registry/")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Release{}
+	for _, ref := range refs {
+		rest := strings.TrimPrefix(ref.Name, "refs/tags/registry/")
+		id, v, ok := strings.Cut(rest, "/")
+		if !ok || !ValidID(id) || !IsReleaseVersion(v) {
+			continue
+		}
+		commit, annotated, err := r.repo.Peel(ref.Name, ref.Target)
+		if err != nil {
+			continue // a release tag that does not name a commit is reported by registry verify
+		}
+		out[id] = append(out[id], Release{Version: v, Tag: strings.TrimPrefix(ref.Name, "refs/tags/"), TagObject: ref.Target, Commit: commit, Annotated: annotated})
+	}
+	for id := range out {
+		rs := out[id]
+		sort.Slice(rs, func(i, j int) bool { return compareSemver(rs[i].Version, rs[j].Version) < 0 })
+	}
+	return out, nil
+}
+
+// Latest returns the highest release that is not a pre-release, or the
+// highest pre-release when there is nothing else; ok is false without releases.
+func Latest(rs []Release) (Release, bool) {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if !strings.Contains(rs[i].Version, "-") {
+			return rs[i], true
+		}
+	}
+	if len(rs) > 0 {
+		return rs[len(rs)-1], true
+	}
+	return Release{}, false
+}

@@ -1,0 +1,291 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+)
+
+// Tool is a parsed tool.json.
+type Tool struct {
+	SchemaVersion  string      `json:"schema_version"`
+	ID             string      `json:"id"`
+	Title          string      `json:"title"`
+	Description    string      `json:"description,omitempty"`
+	Owners         []string    `json:"owners"`
+	Spec           string      `json:"spec"`
+	DefaultProfile string      `json:"default_profile,omitempty"`
+	Labels         []string    `json:"labels,omitempty"`
+	Homepage       string      `json:"homepage,omitempty"`
+	Deprecated     *Deprecated `json:"deprecated,omitempty"`
+}
+
+// Deprecated marks a tool as deprecated.
+type Deprecated struct {
+	Reason      string `json:"reason"`
+	Since       string `json:"since,omitempty"`
+	Replacement string `json:"replacement,omitempty"`
+}
+
+// layout is where the registry sits in one commit's tree.
+type layout struct {
+	root      string        // "registry" or "" (repo root)
+	toolsTree gitstore.Hash // the tools/ folder
+}
+
+func (l layout) toolsDir() string { return path.Join(l.root, "tools") }
+
+// ToolPath returns the folder of tool id relative to the repository root.
+func (l layout) toolPath(id string) string { return path.Join(l.root, "tools", id) }
+
+func (r *Registry) layoutAt(p Pin) (layout, error) {
+	r.mu.Lock()
+	l, ok := r.layouts[p.Tree]
+	r.mu.Unlock()
+	if ok {
+		return l, nil
+	}
+	for _, root := range []string{"registry", ""} {
+		e, err := r.repo.EntryAt(p.Tree, path.Join(root, "tools"))
+		if err == nil && e.Mode.IsDir() {
+			l = layout{root: root, toolsTree: e.Hash}
+			r.mu.Lock()
+			r.layouts[p.Tree] = l
+			r.mu.Unlock()
+			return l, nil
+		}
+		if err != nil && !errors.Is(err, gitstore.ErrNotFound) {
+			return layout{}, err
+		}
+	}
+	return layout{}, &errkind.InputError{
+		Source:  r.repo.Path(),
+		Problem: fmt.Sprintf("no registry at commit %s: neither registry/tools/ nor tools/ exists", p.Commit.Short()),
+		Hint:    "point --repo at a registry repository, or add registry/tools/<tool_id>/tool.json",
+	}
+}
+
+// ToolIDs lists the tools at a pinned commit, sorted.
+func (r *Registry) ToolIDs(p Pin) ([]string, error) {
+	l, err := r.layoutAt(p)
+	if err != nil {
+		return nil, err
+	}
+	es, err := r.repo.ReadTree(l.toolsTree)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range es {
+		if e.Mode.IsDir() && ValidID(e.Name) {
+			ids = append(ids, e.Name)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// FileEntry is one file of a resolved tool, relative to the tool folder.
+type FileEntry struct {
+	Path string        `json:"path"`
+	Mode string        `json:"mode"`
+	Blob gitstore.Hash `json:"blob"`
+}
+
+// ToolResolution is a tool pinned to a commit with every file's blob id.
+type ToolResolution struct {
+	ToolID string `json:"tool_id"`
+	Pin
+	ToolPath string        `json:"tool_path"`
+	ToolTree gitstore.Hash `json:"tool_tree"`
+	Files    []FileEntry   `json:"files"`
+	Tool     *Tool         `json:"-"`
+}
+
+// ResolveTool pins ref and returns the tool at that commit, with its
+// validated tool.json and every file's blob id.
+func (r *Registry) ResolveTool(ctx context.Context, ref Ref, opts PinOptions) (*ToolResolution, error) {
+	if opts.Source == "" {
+		opts.Source = "tool"
+	}
+	p, err := r.PinRev(ctx, ref.ID, ref.Rev, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.ToolAt(ref, p)
+}
+
+// ToolAt returns tool ref.ID at an already pinned commit.
+func (r *Registry) ToolAt(ref Ref, p Pin) (*ToolResolution, error) {
+	l, err := r.layoutAt(p)
+	if err != nil {
+		return nil, err
+	}
+	toolPath := l.toolPath(ref.ID)
+	e, err := r.repo.EntryAt(p.Tree, toolPath)
+	if err != nil || !e.Mode.IsDir() {
+		if err != nil && !errors.Is(err, gitstore.ErrNotFound) {
+			return nil, err
+		}
+		return nil, r.missingTool(ref, p, l)
+	}
+	tool, err := r.readTool(ref.ID, toolPath, e.Hash, p)
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.repo.Walk(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	fe := make([]FileEntry, len(files))
+	for i, f := range files {
+		fe[i] = FileEntry{Path: f.Path, Mode: f.Mode.String(), Blob: f.Hash}
+	}
+	return &ToolResolution{ToolID: ref.ID, Pin: p, ToolPath: toolPath, ToolTree: e.Hash, Files: fe, Tool: tool}, nil
+}
+
+// missingTool says which tools exist and where the requested one does.
+func (r *Registry) missingTool(ref Ref, p Pin, l layout) error {
+	ids, _ := r.ToolIDs(p)
+	hint := "available tools: " + strings.Join(ids, ", ")
+	if len(ids) == 0 {
+		hint = "this commit has no tools"
+	}
+	if where := r.whereToolExists(ref.ID); len(where) > 0 {
+		hint = fmt.Sprintf("%s exists at: %s", ref.ID, strings.Join(where, ", "))
+	}
+	return &errkind.InputError{
+		Source:  "tool",
+		Problem: fmt.Sprintf("tool %q not found at %s (%s) in %s", ref.ID, p.Commit.Short(), l.toolPath(ref.ID), r.repo.Path()),
+		Hint:    hint,
+	}
+}
+
+// whereToolExists checks the tips of branches and the tool's release tags:
+// cheap, and usually what the user meant.
+func (r *Registry) whereToolExists(id string) []string {
+	var out []string
+	refs, _ := r.repo.Refs("refs/heads/")
+	tags, _ := r.repo.Refs("refs/tags/registry/" + id + "/")
+	for _, ref := range append(refs, tags...) {
+		c, _, err := r.repo.Peel(ref.Name, ref.Target)
+		if err != nil {
+			continue
+		}
+		tree, err := r.repo.CommitTree(c)
+		if err != nil {
+			continue
+		}
+		l, err := r.layoutAt(Pin{Commit: c, Tree: tree})
+		if err != nil {
+			continue
+		}
+		if e, err := r.repo.EntryAt(tree, l.toolPath(id)); err == nil && e.Mode.IsDir() {
+			name := strings.TrimPrefix(strings.TrimPrefix(ref.Name, "refs/heads/"), "refs/tags/")
+			out = append(out, fmt.Sprintf("%s (%s)", name, c.Short()))
+		}
+		if len(out) >= 5 {
+			break
+		}
+	}
+	return out
+}
+
+func (r *Registry) readTool(id, toolPath string, toolTree gitstore.Hash, p Pin) (*Tool, error) {
+	e, err := r.repo.EntryAt(toolTree, "tool.json")
+	source := toolPath + "/tool.json@" + p.Commit.Short()
+	if err != nil {
+		return nil, &errkind.InputError{Source: source, Problem: "missing tool.json", Hint: "every tool folder needs a tool.json (see pkg/registry/schemas/tool.schema.json)"}
+	}
+	r.mu.Lock()
+	t, ok := r.tools[e.Hash]
+	r.mu.Unlock()
+	if ok && t.ID == id {
+		return t, nil
+	}
+	data, err := r.repo.ReadBlob(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.schemas.tool.Validate(source, data); err != nil {
+		return nil, err
+	}
+	t = &Tool{}
+	if err := decodeStrict(data, t); err != nil {
+		return nil, &errkind.InputError{Source: source, Problem: err.Error()}
+	}
+	if t.ID != id {
+		return nil, &errkind.InputError{Source: source, Field: "/id", Problem: fmt.Sprintf("id %q does not match the folder name %q", t.ID, id), Hint: "rename the folder or fix the id"}
+	}
+	r.mu.Lock()
+	r.tools[e.Hash] = t
+	r.mu.Unlock()
+	return t, nil
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// ReadFile returns the bytes of a file of a resolved tool; rel is relative
+// to the tool folder and may not escape it.
+func (r *Registry) ReadFile(t *ToolResolution, rel string) ([]byte, gitstore.Hash, error) {
+	clean, err := CleanRelPath(rel)
+	if err != nil {
+		return nil, gitstore.ZeroHash, &errkind.InputError{Source: "path", Problem: fmt.Sprintf("%q: %v", rel, err), Hint: "give a path inside the tool folder, e.g. spec/openapi.yaml"}
+	}
+	e, err := r.repo.EntryAt(t.ToolTree, clean)
+	if err != nil {
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, gitstore.ZeroHash, &errkind.InputError{Source: "path", Problem: fmt.Sprintf("%s has no file %s at %s", t.ToolID, clean, t.Commit.Short()), Hint: "list the files with: dome resolve " + t.ToolID + "@" + t.Commit.String()}
+		}
+		return nil, gitstore.ZeroHash, err
+	}
+	if e.Mode.IsDir() {
+		return nil, gitstore.ZeroHash, &errkind.InputError{Source: "path", Problem: fmt.Sprintf("%s/%s is a directory", t.ToolPath, clean), Hint: "name a file"}
+	}
+	if e.Mode == gitstore.ModeSymlink || e.Mode == gitstore.ModeSubmodule {
+		return nil, gitstore.ZeroHash, &errkind.InputError{Source: "path", Problem: fmt.Sprintf("%s/%s is a %s, which dome does not follow", t.ToolPath, clean, map[gitstore.Mode]string{gitstore.ModeSymlink: "symlink", gitstore.ModeSubmodule: "submodule"}[e.Mode])}
+	}
+	data, err := r.repo.ReadBlob(e.Hash)
+	return data, e.Hash, err
+}
+
+// CleanRelPath validates a slash-separated path relative to a root: no
+// absolute paths, no "..", no ".git" component, no NUL or control bytes.
+func CleanRelPath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+		return "", errors.New("absolute paths and backslashes are not allowed")
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return "", errors.New("control characters are not allowed")
+		}
+	}
+	clean := path.Clean(p)
+	for _, comp := range strings.Split(clean, "/") {
+		if comp == ".." {
+			return "", errors.New("'..' is not allowed")
+		}
+		if strings.EqualFold(comp, ".git") {
+			return "", errors.New(".git is not allowed")
+		}
+	}
+	if clean == "." {
+		return "", errors.New("empty path")
+	}
+	return clean, nil
+}
