@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -54,6 +57,16 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// exits N prog args...: run prog and require exit status N (stdout and
 			// stderr are kept for the assertions that follow).
+			// capture NAME: set $NAME to the trimmed stdout of the last command.
+			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: capture NAME")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
+			// gitdaemon DIR: serve the repositories below DIR with a real
+			// "git daemon" on 127.0.0.1 and set $GITD to its git:// base URL.
+			"gitdaemon": gitDaemon,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")
@@ -79,6 +92,17 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			switch cond {
 			case "git":
 				return gitErr == nil, nil
+			case "gitdaemon":
+				if gitErr != nil {
+					return false, nil
+				}
+				// "git daemon" is a separate program some git packages leave out.
+				out, err := exec.Command("git", "--exec-path").Output()
+				if err != nil {
+					return false, nil
+				}
+				_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-daemon"))
+				return err == nil, nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil
@@ -86,4 +110,40 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			return false, nil
 		},
 	}
+}
+
+func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gitdaemon DIR")
+	}
+	base := ts.MkAbs(args[0])
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ts.Fatalf("find a free port: %v", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--base-path="+base,
+		"--listen=127.0.0.1", "--port="+strconv.Itoa(port), base)
+	cmd.Env = os.Environ()
+	if err := cmd.Start(); err != nil {
+		ts.Fatalf("start git daemon: %v", err)
+	}
+	ts.Defer(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("git daemon did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Setenv("GITD", "git://"+addr)
 }

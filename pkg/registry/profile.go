@@ -31,6 +31,9 @@ func (r *Registry) ResolveProfile(ctx context.Context, toolID string, ref Ref, o
 	if opts.Source == "" {
 		opts.Source = "--profile"
 	}
+	if opts.Display == "" {
+		opts.Display = ref.String()
+	}
 	p, err := r.PinRev(ctx, toolID, ref.Rev, opts)
 	if err != nil {
 		return nil, err

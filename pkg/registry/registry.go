@@ -60,6 +60,8 @@ type PinOptions struct {
 	Pinned bool
 	// Source names the argument in errors ("tool", "--profile").
 	Source string
+	// Display is the reference as the user wrote it (default "<tool>@<rev>").
+	Display string
 }
 
 // PinRev pins rev for tool toolID: "vX.Y.Z" means the tool's release tag
@@ -71,14 +73,17 @@ func (r *Registry) PinRev(ctx context.Context, toolID, rev string, opts PinOptio
 	if src == "" {
 		src = "ref"
 	}
-	ref := toolID + "@" + rev
+	ref := opts.Display
+	if ref == "" {
+		ref = toolID + "@" + rev
+	}
 	key := toolID + "\x00" + rev
 	r.mu.Lock()
 	p, ok := r.pins[key]
 	r.mu.Unlock()
 	if !ok {
 		var err error
-		p, err = r.pin(ctx, toolID, rev, src)
+		p, err = r.pin(ctx, toolID, rev, src, ref)
 		if err != nil {
 			return Pin{}, err
 		}
@@ -113,8 +118,7 @@ func unpinnedReason(p Pin) string {
 	return fmt.Sprintf("%s refs can move", p.Kind)
 }
 
-func (r *Registry) pin(ctx context.Context, toolID, rev, src string) (Pin, error) {
-	ref := toolID + "@" + rev
+func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, error) {
 	remote := r.repo.RemoteURL() != ""
 	gitRev := rev
 	release := IsReleaseVersion(rev)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -96,6 +97,15 @@ func describe(source, schemaName string, ve *jsonschema.ValidationError) error {
 	})
 	first := leaves[0]
 	problem := first.ErrorKind.LocalizedString(printer)
+	field := pointerOrRoot(first.InstanceLocation)
+	// Point at the unknown field itself rather than at its parent object.
+	if ap, ok := first.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
+		field = pointer(append(append([]string{}, first.InstanceLocation...), ap.Properties[0]))
+		problem = "unknown field " + strconv.Quote(ap.Properties[0])
+		if len(ap.Properties) > 1 {
+			problem = "unknown fields " + strings.Join(quoteAll(ap.Properties), ", ")
+		}
+	}
 	if len(leaves) > 1 {
 		var more []string
 		for _, l := range leaves[1:min(len(leaves), 4)] {
@@ -105,11 +115,19 @@ func describe(source, schemaName string, ve *jsonschema.ValidationError) error {
 	}
 	return &errkind.InputError{
 		Source:  source,
-		Field:   pointerOrRoot(first.InstanceLocation),
+		Field:   field,
 		Problem: problem,
 		Hint:    "fix the field to match the schema " + schemaName,
 		Err:     ve,
 	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 func pointer(loc []string) string {
@@ -170,7 +188,7 @@ const maxDepth = 1000
 
 func checkValue(dec *json.Decoder, ptr string, depth int) error {
 	if depth > maxDepth {
-		return &locErr{ptr, fmt.Sprintf("nesting deeper than %d levels", maxDepth)}
+		return &locErr{"", fmt.Sprintf("nesting deeper than %d levels", maxDepth)}
 	}
 	tok, err := dec.Token()
 	if err != nil {
