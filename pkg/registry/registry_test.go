@@ -11,6 +11,7 @@ import (
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/registry"
+	"github.com/dome-registry/dome/pkg/schemaval"
 )
 
 func TestParseRef(t *testing.T) {
@@ -191,6 +192,18 @@ func TestExampleRegistry(t *testing.T) {
 	for _, f := range []string{registry.ResolverSpecPath, registry.PolicySpecPath} {
 		if _, err := reg.ReadPolicyFile(p, f); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestSchemasCompile(t *testing.T) {
+	for _, name := range []string{registry.SchemaTool, registry.SchemaProfile, registry.SchemaGeneratorsLock, registry.SchemaResolverSpec, registry.SchemaPolicySpec} {
+		b, err := registry.SchemaBytes(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schemaval.Compile(name, b); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
