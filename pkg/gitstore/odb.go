@@ -29,30 +29,61 @@ import (
 type odb struct {
 	dir string // the objects/ directory
 
-	mu       sync.Mutex
-	packs    []*pack
-	scanned  bool
+	mu      sync.Mutex // guards packs and scanned
+	packs   []*pack
+	scanned bool
+
+	cacheMu  sync.Mutex                 // guards the LRU cache
 	cache    map[cacheKey]*list.Element // of *cachedObject, most recent first
 	lru      list.List
 	cacheLen int
-	zr       io.ReadCloser // reused zlib reader: a new one allocates ~40 KB
-	br       bytes.Reader
+
+	zpool sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
 }
 
-// inflater returns the shared zlib reader reset to read src (call with o.mu held).
-func (o *odb) inflater(src io.Reader) (io.Reader, error) {
-	if o.zr == nil {
-		zr, err := zlib.NewReader(src)
-		if err != nil {
-			return nil, err
+// inflater is a reusable zlib reader with its source.
+type inflater struct {
+	zr io.ReadCloser
+	br bytes.Reader
+	bf *bufio.Reader
+}
+
+// getInflater returns a zlib reader reset to read src.
+func (o *odb) getInflater(src []byte, file io.Reader) (*inflater, io.Reader, error) {
+	in, _ := o.zpool.Get().(*inflater)
+	if in == nil {
+		in = &inflater{}
+	}
+	var r io.Reader
+	if file != nil {
+		if in.bf == nil {
+			in.bf = bufio.NewReaderSize(file, 4096)
+		} else {
+			in.bf.Reset(file)
 		}
-		o.zr = zr
-		return zr, nil
+		r = in.bf
+	} else {
+		in.br.Reset(src)
+		r = &in.br
 	}
-	if err := o.zr.(zlib.Resetter).Reset(src, nil); err != nil {
-		return nil, err
+	if in.zr == nil {
+		zr, err := zlib.NewReader(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		in.zr = zr
+	} else if err := in.zr.(zlib.Resetter).Reset(r, nil); err != nil {
+		return nil, nil, err
 	}
-	return o.zr, nil
+	return in, in.zr, nil
+}
+
+func (o *odb) putInflater(in *inflater) {
+	in.br.Reset(nil)
+	if in.bf != nil {
+		in.bf.Reset(nil)
+	}
+	o.zpool.Put(in)
 }
 
 type cacheKey struct {
@@ -280,11 +311,11 @@ func (o *odb) inflate(p *pack, at, size int64) ([]byte, error) {
 	if size < 0 || size > maxObject {
 		return nil, fmt.Errorf("pack %s: object of %d bytes is too large", p.name, size)
 	}
-	o.br.Reset(p.data[at:])
-	zr, err := o.inflater(&o.br)
+	in, zr, err := o.getInflater(p.data[at:], nil)
 	if err != nil {
 		return nil, fmt.Errorf("pack %s: inflate at %d: %w", p.name, at, err)
 	}
+	defer o.putInflater(in)
 	buf := make([]byte, size)
 	if _, err := io.ReadFull(zr, buf); err != nil {
 		return nil, fmt.Errorf("pack %s: inflate at %d: %w", p.name, at, err)
@@ -292,9 +323,23 @@ func (o *odb) inflate(p *pack, at, size int64) ([]byte, error) {
 	return buf, nil
 }
 
+// snapshot returns the current packs, scanning the pack directory once.
+func (o *odb) snapshot() ([]*pack, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.scan(); err != nil {
+		return nil, err
+	}
+	return o.packs, nil
+}
+
 // locate finds h in a pack.
 func (o *odb) locate(h Hash) (*pack, int64, bool) {
-	for _, p := range o.packs {
+	packs, err := o.snapshot()
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, p := range packs {
 		if off, ok := p.find(h); ok {
 			return p, off, true
 		}
@@ -304,9 +349,7 @@ func (o *odb) locate(h Hash) (*pack, int64, bool) {
 
 // read returns the type and content of h.
 func (o *odb) read(h Hash) (ObjectType, []byte, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.scan(); err != nil {
+	if _, err := o.snapshot(); err != nil {
 		return "", nil, err
 	}
 	if p, off, ok := o.locate(h); ok {
@@ -317,9 +360,7 @@ func (o *odb) read(h Hash) (ObjectType, []byte, error) {
 
 // readType returns the type of h without inflating delta chains.
 func (o *odb) readType(h Hash) (ObjectType, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.scan(); err != nil {
+	if _, err := o.snapshot(); err != nil {
 		return "", err
 	}
 	p, off, ok := o.locate(h)
@@ -350,11 +391,14 @@ func (o *odb) readType(h Hash) (ObjectType, error) {
 }
 
 func (o *odb) readPacked(p *pack, off int64, depth int) (ObjectType, []byte, error) {
+	o.cacheMu.Lock()
 	if el, ok := o.cache[cacheKey{p, off}]; ok {
 		o.lru.MoveToFront(el)
 		c := el.Value.(*cachedObject)
+		o.cacheMu.Unlock()
 		return c.typ, c.data, nil
 	}
+	o.cacheMu.Unlock()
 	if depth > 10000 {
 		return "", nil, fmt.Errorf("pack %s: delta chain too long", p.name)
 	}
@@ -399,6 +443,8 @@ func (o *odb) remember(k cacheKey, t ObjectType, data []byte) {
 	if len(data) > cacheMaxObject {
 		return
 	}
+	o.cacheMu.Lock()
+	defer o.cacheMu.Unlock()
 	if el, have := o.cache[k]; have {
 		o.lru.MoveToFront(el)
 		return
@@ -505,10 +551,11 @@ func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 		return "", nil, err
 	}
 	defer f.Close()
-	zr, err := o.inflater(bufio.NewReaderSize(f, 4096))
+	in, zr, err := o.getInflater(nil, f)
 	if err != nil {
 		return "", nil, fmt.Errorf("loose object %s: %w", s, err)
 	}
+	defer o.putInflater(in)
 	br := make([]byte, 0, 32)
 	one := make([]byte, 1)
 	for len(br) < 40 {
@@ -539,9 +586,8 @@ func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 // prefixed returns the ids in packs and loose objects that start with the
 // given hex prefix.
 func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.scan(); err != nil {
+	packs, err := o.snapshot()
+	if err != nil {
 		return nil, err
 	}
 	seen := map[Hash]bool{}
@@ -556,7 +602,7 @@ func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
 	if len(hexPrefix) > 1 {
 		first |= unhex(hexPrefix[1])
 	}
-	for _, p := range o.packs {
+	for _, p := range packs {
 		lo, hi := 0, p.n
 		if len(hexPrefix) >= 2 {
 			if first > 0 {

@@ -2,7 +2,9 @@ package registry
 
 import (
 	"context"
+	"runtime"
 	"sort"
+	"sync"
 )
 
 // Request is one lookup of ResolveMany: "tool@ref" and an optional "profile@ref".
@@ -18,18 +20,19 @@ type Result struct {
 	Err     error
 }
 
+type job struct {
+	i          int
+	tref, pref Ref
+	tpin, ppin Pin
+	order      uint64
+}
+
 // ResolveMany resolves many requests against one repository. It pins every
 // request and finds its commit's tools/ tree first, then reads the trees in
 // pack order: a pack stores a delta's base before the delta, so reading in
 // that order resolves each big tree from one cached neighbour instead of a
 // long delta chain. Results come back in request order.
 func (r *Registry) ResolveMany(ctx context.Context, reqs []Request, opts PinOptions) []Result {
-	type job struct {
-		i          int
-		tref, pref Ref
-		tpin, ppin Pin
-		order      uint64
-	}
 	out := make([]Result, len(reqs))
 	var jobs []job
 	for i, q := range reqs {
@@ -66,6 +69,27 @@ func (r *Registry) ResolveMany(ctx context.Context, reqs []Request, opts PinOpti
 		jobs = append(jobs, j)
 	}
 	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].order < jobs[b].order })
+	// Contiguous runs of the pack order per worker keep each worker's delta
+	// chains local; results land in their request's slot, so order is kept.
+	workers := min(runtime.GOMAXPROCS(0), 8, max(1, len(jobs)/64))
+	var wg sync.WaitGroup
+	chunk := (len(jobs) + workers - 1) / max(workers, 1)
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(jobs))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func(part []job) {
+			defer wg.Done()
+			r.resolveJobs(part, out)
+		}(jobs[lo:hi])
+	}
+	wg.Wait()
+	return out
+}
+
+func (r *Registry) resolveJobs(jobs []job, out []Result) {
 	for _, j := range jobs {
 		t, err := r.ToolAt(j.tref, j.tpin)
 		if err != nil {
@@ -82,5 +106,4 @@ func (r *Registry) ResolveMany(ctx context.Context, reqs []Request, opts PinOpti
 			out[j.i].Profile = p
 		}
 	}
-	return out
 }
