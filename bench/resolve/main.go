@@ -174,7 +174,9 @@ func build(repo string, tools, commits int) {
 	must(w.Flush())
 	must(stdin.Close())
 	must(cmd.Wait())
-	git(tmp, "repack", "-adq")
+	// Recompute deltas as a server does when it packs a clone (fast-import
+	// deltifies each object against its predecessor, the opposite direction).
+	git(tmp, "repack", "-adfq")
 	must(os.Rename(tmp, repo))
 }
 
