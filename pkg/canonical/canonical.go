@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 )
 
 // Name identifies this canonicalization in artifacts ("canonicalization").
@@ -48,7 +49,7 @@ func Transform(in []byte) ([]byte, error) {
 
 // TransformWith is Transform with options.
 func TransformWith(in []byte, opts Options) ([]byte, error) {
-	t := newTransformer(opts, len(in)/2+16)
+	t := newTransformer(opts, len(in)+16) // the output is rarely longer than the input
 	t.data = in
 	t.eof = true
 	if err := t.run(); err != nil {
@@ -61,7 +62,7 @@ func TransformWith(in []byte, opts Options) ([]byte, error) {
 // It holds the output and a small read window in memory, never the whole
 // input.
 func TransformReader(r io.Reader, opts Options) ([]byte, error) {
-	t := newTransformer(opts, 64<<10)
+	t := newTransformer(opts, sizeHint(r))
 	t.r = r
 	t.data = make([]byte, 0, readWindow)
 	if err := t.run(); err != nil {
@@ -84,6 +85,25 @@ func TransformStream(w io.Writer, r io.Reader, opts Options) error {
 		return err
 	}
 	return t.flush()
+}
+
+// sizeHint guesses the output size from what r knows of its length: the
+// output of a JSON text is at most about as long as the text.
+func sizeHint(r io.Reader) int {
+	const def, most = 64 << 10, 1 << 30
+	n := int64(-1)
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		n = int64(r.Len())
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			n = fi.Size()
+		}
+	}
+	if n < def {
+		return def
+	}
+	return int(min(n+16, most))
 }
 
 // Marshal encodes v with encoding/json (so struct tags and MarshalJSON apply)

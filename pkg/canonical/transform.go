@@ -358,6 +358,9 @@ func (t *transformer) closeObject() error {
 			}
 		}
 		body := f.start + 1
+		if n := len(out) - body; cap(t.scratch) < n {
+			t.scratch = make([]byte, 0, 2*n)
+		}
 		t.scratch = append(t.scratch[:0], out[body:]...)
 		out = out[:body]
 		for i, m := range ms {
