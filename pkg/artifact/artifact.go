@@ -28,8 +28,8 @@ type Header struct {
 	Producer         string `json:"producer"`                 // who made it, e.g. "dome/0.1.0 stack plan"
 	InputsHash       string `json:"inputs_hash,omitempty"`    // optional "sha256:<hex>" of the inputs
 	DeterminismSeed  string `json:"determinism_seed,omitempty"`
-	PayloadDigest    string `json:"payload_digest"`   // "sha256:<hex>" of the canonical payload (set by Seal)
-	Canonicalization string `json:"canonicalization"` // "jcs-rfc8785" (set by Seal)
+	PayloadDigest    string `json:"payload_digest"`      // "sha256:<hex>" of the canonical payload (set by Seal)
+	Canonicalization string `json:"canonicalization"`    // "jcs-rfc8785" (set by Seal)
 	KID              string `json:"kid,omitempty"`       // signing key id, when signed
 	Signature        string `json:"signature,omitempty"` // "base64:<64 bytes>", when signed
 }
