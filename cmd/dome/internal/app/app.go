@@ -107,6 +107,11 @@ func commands(env *Env) []*cli.Command {
 	cmds := []*cli.Command{
 		newResolveCommand(env),
 		newRegistryCommand(env),
+		newCanonCommand(env),
+		newDigestCommand(env),
+		newKeygenCommand(env),
+		newSignCommand(env),
+		newVerifyCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
