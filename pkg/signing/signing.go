@@ -85,7 +85,10 @@ func SigningInput(payloadType, digest string) ([]byte, error) {
 	return appendPAE(make([]byte, 0, 16+len(payloadType)+len(digest)), payloadType, []byte(digest)), nil
 }
 
-// checkPayloadType accepts 1 to 256 visible ASCII characters.
+// CheckPayloadType reports whether t is a valid payload type: 1 to 256
+// visible ASCII characters.
+func CheckPayloadType(t string) error { return checkPayloadType(t) }
+
 func checkPayloadType(t string) error {
 	if t == "" || len(t) > 256 {
 		return fmt.Errorf("payload type %q: want 1 to 256 characters naming the artifact kind, e.g. dome.action/v1", t)

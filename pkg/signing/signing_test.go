@@ -309,3 +309,105 @@ func TestGenerateKey(t *testing.T) {
 		}
 	}
 }
+
+func TestEmbedded(t *testing.T) {
+	key := fixedKey(t, "dev-root-1")
+	ts := trusted(t, key)
+	doc := []byte(`{"version": "1.0.0", "name": "files.move", "verified": true, "hash": "sha256:old"}`)
+	signed, sig, err := SignEmbedded(key, "dome.action/v1", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte(`{"name":"files.move","version":"1.0.0"}`)
+	want := `{"hash":"` + canonical.Digest(payload) + `","name":"files.move","signature":{"alg":"ed25519","kid":"dev-root-1","sig":"` + sig.Sig + `"},"version":"1.0.0"}`
+	if string(signed) != want {
+		t.Fatalf("SignEmbedded =\n%s\nwant\n%s", signed, want)
+	}
+	if err := ts.Verify("dome.action/v1", payload, sig); err != nil {
+		t.Fatalf("the embedded signature does not cover the payload without hash/signature/verified: %v", err)
+	}
+	e, err := ts.VerifyEmbedded("dome.action/v1", signed)
+	if err != nil || e.Digest != canonical.Digest(payload) || *e.Signature != sig {
+		t.Fatalf("VerifyEmbedded = %+v, %v", e, err)
+	}
+	// "verified" set by a server is not part of the payload.
+	withVerified := bytes.Replace(signed, []byte(`{"hash"`), []byte(`{"verified":false,"hash"`), 1)
+	if _, err := ts.VerifyEmbedded("dome.action/v1", withVerified); err != nil {
+		t.Fatalf("verified member broke verification: %v", err)
+	}
+	s := string(signed)
+	bad := []struct {
+		name, doc string
+		is        error
+	}{
+		{"tampered", strings.Replace(s, "1.0.0", "1.0.1", 1), ErrBadSignature},
+		{"hash tampered", strings.Replace(s, `"hash":"sha256:`, `"hash":"sha256:0`, 1), ErrBadSignature},
+		{"other kid", strings.Replace(s, `"kid":"dev-root-1"`, `"kid":"x"`, 1), ErrUnknownKeyID},
+		{"no signature", `{"name":"files.move"}`, ErrBadSignature},
+		{"not object", `[1]`, ErrNotObject},
+	}
+	for _, tt := range bad {
+		if _, err := ts.VerifyEmbedded("dome.action/v1", []byte(tt.doc)); !errors.Is(err, tt.is) {
+			t.Errorf("%s: error %v, want %v", tt.name, err, tt.is)
+		}
+	}
+	if _, err := ts.VerifyEmbedded("dome.grant/v1", signed); !errors.Is(err, ErrBadSignature) {
+		t.Errorf("other kind verified: %v", err)
+	}
+	for _, doc := range []string{
+		strings.Replace(s, `"kid":`, `"KID":`, 1),                  // case variant encoding/json would accept
+		strings.Replace(s, `"alg":"ed25519",`, ``, 1),              // missing member
+		strings.Replace(s, `"sig":`, `"note":1,"sig":`, 1),         // unknown member
+		strings.Replace(s, `"hash":"sha256:`, `"hash":7,"x":"`, 1), // hash not a string
+	} {
+		if _, err := SplitEmbedded([]byte(doc)); err == nil {
+			t.Errorf("SplitEmbedded accepted %s", doc)
+		}
+	}
+	var se *canonical.SyntaxError
+	if _, err := SplitEmbedded([]byte(`{"a":1,"a":2}`)); !errors.As(err, &se) {
+		t.Errorf("duplicate members: %v", err)
+	}
+}
+
+func TestDetached(t *testing.T) {
+	key := fixedKey(t, "dev-root-1")
+	ts := trusted(t, key)
+	payload := []byte(`{"a":1}`)
+	sf, err := NewSignatureFile(key, "dome.action/v1", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := canonical.Marshal(sf)
+	back, err := ParseSignatureFile(enc)
+	if err != nil || back != sf {
+		t.Fatalf("ParseSignatureFile = %+v, %v", back, err)
+	}
+	if err := ts.VerifyDetached("dome.action/v1", payload, sf); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		kind    string
+		payload string
+		edit    func(*SignatureFile)
+		msg     string
+	}{
+		{"other kind", "dome.grant/v1", `{"a":1}`, func(*SignatureFile) {}, `is for kind "dome.action/v1", not "dome.grant/v1"`},
+		{"relabelled kind", "dome.grant/v1", `{"a":1}`, func(s *SignatureFile) { s.PayloadType = "dome.grant/v1" }, "does not match"},
+		{"changed payload", "dome.action/v1", `{"a":2}`, func(*SignatureFile) {}, "the payload changed"},
+		{"rehashed payload", "dome.action/v1", `{"a":2}`, func(s *SignatureFile) { s.Hash = canonical.Digest([]byte(`{"a":2}`)) }, "does not match"},
+		{"canonicalization", "dome.action/v1", `{"a":1}`, func(s *SignatureFile) { s.Canonicalization = "none" }, "canonicalization"},
+	}
+	for _, tt := range tests {
+		s := sf
+		tt.edit(&s)
+		err := ts.VerifyDetached(tt.kind, []byte(tt.payload), s)
+		if !errors.Is(err, ErrBadSignature) || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: %v, want a bad signature mentioning %q", tt.name, err, tt.msg)
+		}
+	}
+	if _, err := ParseSignatureFile(bytes.Replace(enc, []byte(`"hash"`), []byte(`"Hash"`), 1)); err == nil {
+		t.Error("case-variant member accepted")
+	}
+}

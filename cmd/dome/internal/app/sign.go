@@ -3,8 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -20,10 +19,6 @@ type signOptions struct {
 	Embed bool
 	Out   string
 }
-
-// Top-level members of an embedded-signature document that are not part of
-// the signed payload (the action registry seed's list).
-var embeddedExcluded = []string{"hash", "signature", "verified"}
 
 func newSignCommand(env *Env) *cli.Command {
 	return &cli.Command{
@@ -59,15 +54,10 @@ fresh "hash" and "signature" block is printed instead.`,
 	}
 }
 
-// signatureFile is dome's detached signature file.
-type signatureFile struct {
-	PayloadType      string            `json:"payload_type"`
-	Canonicalization string            `json:"canonicalization"`
-	Hash             string            `json:"hash"`
-	Signature        signing.Signature `json:"signature"`
-}
-
 func runSign(_ context.Context, env *Env, opts signOptions) error {
+	if err := signing.CheckPayloadType(opts.Kind); err != nil {
+		return &errkind.InputError{Source: "--kind", Problem: err.Error()}
+	}
 	key, err := loadPrivateKey(env, opts.Key, opts.KID)
 	if err != nil {
 		return err
@@ -76,63 +66,36 @@ func runSign(_ context.Context, env *Env, opts signOptions) error {
 	if err != nil {
 		return err
 	}
-	var payload []byte
-	var members map[string]json.RawMessage
 	if opts.Embed {
-		members, payload, err = splitEmbedded(env, opts.Input, data)
-	} else {
-		payload, err = canonical.Transform(data)
+		doc, _, err := signing.SignEmbedded(key, opts.Kind, data)
 		if err != nil {
-			err = canonicalInputError(env, opts.Input, data, err)
+			return signInputError(env, opts.Input, data, err)
 		}
+		return writeOutput(env, opts.Out, doc)
 	}
+	payload, err := canonical.Transform(data)
 	if err != nil {
+		return canonicalInputError(env, opts.Input, data, err)
+	}
+	sf, err := signing.NewSignatureFile(key, opts.Kind, payload)
+	if err != nil {
+		return signInputError(env, opts.Input, data, err)
+	}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, sf); err != nil {
 		return err
 	}
-	sig, err := signing.Sign(key, opts.Kind, payload)
-	if err != nil {
-		return &errkind.InputError{Source: "--kind", Problem: err.Error()}
-	}
-	hash := canonical.Digest(payload)
-	if !opts.Embed {
-		var buf bytes.Buffer
-		if err := writeJSON(&buf, signatureFile{PayloadType: opts.Kind, Canonicalization: canonical.Name, Hash: hash, Signature: sig}); err != nil {
-			return err
-		}
-		return writeOutput(env, opts.Out, buf.Bytes())
-	}
-	delete(members, "verified")
-	members["hash"], _ = json.Marshal(hash)
-	members["signature"], _ = json.Marshal(sig)
-	doc, err := canonical.Marshal(members)
-	if err != nil {
-		return fmt.Errorf("encode the signed document: %w", err)
-	}
-	return writeOutput(env, opts.Out, doc)
+	return writeOutput(env, opts.Out, buf.Bytes())
 }
 
-// splitEmbedded reads a JSON object with an embedded signature (or one to
-// be signed): all its top-level members, and the signed payload, that is the
-// canonical object without the excluded members.
-func splitEmbedded(env *Env, arg string, data []byte) (map[string]json.RawMessage, []byte, error) {
-	c, err := canonical.Transform(data)
-	if err != nil {
-		return nil, nil, canonicalInputError(env, arg, data, err)
+// signInputError names what is wrong with the input of sign or verify.
+func signInputError(env *Env, arg string, data []byte, err error) error {
+	var se *canonical.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return canonicalInputError(env, arg, data, err)
+	case errors.Is(err, signing.ErrNotObject):
+		return &errkind.InputError{Source: sourceName(arg), Problem: err.Error(), Hint: "sign other JSON values with a detached signature (without --embed)"}
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(c, &members); err != nil || members == nil {
-		return nil, nil, &errkind.InputError{Source: sourceName(arg), Problem: "an embedded signature needs a JSON object", Hint: "sign other JSON values with a detached signature (without --embed)"}
-	}
-	rest := make(map[string]json.RawMessage, len(members))
-	for k, v := range members {
-		rest[k] = v
-	}
-	for _, name := range embeddedExcluded {
-		delete(rest, name)
-	}
-	payload, err := canonical.Marshal(rest)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode the payload: %w", err)
-	}
-	return members, payload, nil
+	return &errkind.InputError{Source: sourceName(arg), Problem: err.Error()}
 }

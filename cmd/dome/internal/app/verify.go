@@ -1,9 +1,7 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -72,6 +70,9 @@ type verifyFailure struct {
 }
 
 func runVerify(_ context.Context, env *Env, opts verifyOptions) error {
+	if err := signing.CheckPayloadType(opts.Kind); err != nil {
+		return &errkind.InputError{Source: "--kind", Problem: err.Error()}
+	}
 	trusted, _, err := loadTrustedKeys(env, opts.Trusted)
 	if err != nil {
 		return err
@@ -130,52 +131,32 @@ func verifyDetached(env *Env, opts verifyOptions, trusted *signing.TrustedKeys, 
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sig " + opts.Sig, Problem: "cannot read the signature file: " + pathErr(err)}
 	}
-	var sf signatureFile
-	if err := strictDecode(raw, &sf); err != nil {
-		return nil, &errkind.InputError{Source: "--sig " + opts.Sig, Problem: err.Error(), Hint: `want {"payload_type", "canonicalization", "hash", "signature": {"alg", "kid", "sig"}} as dome sign prints it`}
+	sf, err := signing.ParseSignatureFile(raw)
+	if err != nil {
+		return nil, &errkind.InputError{Source: "--sig " + opts.Sig, Problem: err.Error(), Hint: "give the file dome sign printed"}
 	}
-	res.Hash = canonical.Digest(payload)
-	res.KID, res.Alg = sf.Signature.KID, sf.Signature.Alg
-	switch {
-	case sf.Canonicalization != canonical.Name:
-		return &verifyFailure{code: signing.CodeBadSignature, reason: fmt.Sprintf("the signature file uses canonicalization %q, want %q", sf.Canonicalization, canonical.Name)}, nil
-	case sf.PayloadType != opts.Kind:
-		return &verifyFailure{code: signing.CodeBadSignature, reason: fmt.Sprintf("the signature file is for kind %q, not %q", sf.PayloadType, opts.Kind)}, nil
-	case sf.Hash != res.Hash:
-		return &verifyFailure{code: signing.CodeBadSignature, reason: fmt.Sprintf("the file changed since it was signed: its canonical hash is %s, the signature file says %s", res.Hash, sf.Hash)}, nil
-	}
-	if err := trusted.Verify(opts.Kind, payload, sf.Signature); err != nil {
+	res.Hash, res.KID, res.Alg = canonical.Digest(payload), sf.Signature.KID, sf.Signature.Alg
+	if err := trusted.VerifyDetached(opts.Kind, payload, sf); err != nil {
 		return failure(err), nil
 	}
 	return nil, nil
 }
 
 func verifyEmbedded(env *Env, opts verifyOptions, trusted *signing.TrustedKeys, data []byte, res *verifyResult) (*verifyFailure, error) {
-	members, payload, err := splitEmbedded(env, opts.Input, data)
+	e, err := signing.SplitEmbedded(data)
 	if err != nil {
-		return nil, err
+		return nil, signInputError(env, opts.Input, data, err)
 	}
-	rawSig, hasSig := members["signature"]
-	if _, ok := members["header"]; ok && !hasSig && len(members) == 2 {
-		if _, ok := members["payload"]; ok {
-			return verifyArtifact(opts, trusted, data, res)
-		}
+	_, hasHeader := e.Members["header"]
+	_, hasPayload := e.Members["payload"]
+	if hasHeader && hasPayload && len(e.Members) == 2 {
+		return verifyArtifact(opts, trusted, data, res)
 	}
-	if !hasSig {
-		return &verifyFailure{code: signing.CodeBadSignature, reason: `no "signature" member (give --sig for a detached signature)`}, nil
+	res.Hash = e.Digest
+	if e.Signature != nil {
+		res.KID, res.Alg = e.Signature.KID, e.Signature.Alg
 	}
-	var sig signing.Signature
-	if err := strictDecode(rawSig, &sig); err != nil {
-		return nil, &errkind.InputError{Source: sourceName(opts.Input), Field: "signature", Problem: err.Error(), Hint: `want {"alg": "ed25519", "kid": "...", "sig": "base64:..."}`}
-	}
-	res.KID, res.Alg, res.Hash = sig.KID, sig.Alg, canonical.Digest(payload)
-	if rawHash, ok := members["hash"]; ok {
-		var hash string
-		if err := json.Unmarshal(rawHash, &hash); err != nil || hash != res.Hash {
-			return &verifyFailure{code: signing.CodeBadSignature, reason: fmt.Sprintf(`the document changed since it was signed: its payload hashes to %s, "hash" says %s`, res.Hash, rawHash)}, nil
-		}
-	}
-	if err := trusted.Verify(opts.Kind, payload, sig); err != nil {
+	if _, err := trusted.VerifyEmbedded(opts.Kind, data); err != nil {
 		return failure(err), nil
 	}
 	return nil, nil
@@ -191,26 +172,4 @@ func verifyArtifact(opts verifyOptions, trusted *signing.TrustedKeys, data []byt
 	}
 	res.KID, res.Alg, res.Hash = s.Header.KID, signing.AlgEd25519, s.Header.PayloadDigest
 	return nil, nil
-}
-
-// strictDecode decodes JSON into v refusing duplicate and unknown members and
-// spellings that differ from the canonical encoding of v.
-func strictDecode(data []byte, v any) error {
-	c, err := canonical.Transform(data)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(c))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	again, err := canonical.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(again, c) {
-		return errors.New("unexpected, empty or differently spelled members")
-	}
-	return nil
 }
