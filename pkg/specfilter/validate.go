@@ -1,0 +1,118 @@
+package specfilter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// maxReported bounds the validation problems listed in one error.
+const maxReported = 5
+
+// validate checks data (the filtered spec, or the whole input) with
+// kin-openapi and reports problems at their place in the input: the file,
+// the JSON pointer and the line.
+func (f *filter) validate(data []byte, what string) error {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.ReadFromURIFunc = func(*openapi3.Loader, *url.URL) ([]byte, error) {
+		return nil, errors.New("dome never reads external references while validating")
+	}
+	kdoc, err := loader.LoadFromData(data)
+	if err != nil {
+		return &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
+	}
+	err = kdoc.Validate(context.Background(), openapi3.EnableMultiError())
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	var me openapi3.MultiError
+	if errors.As(err, &me) {
+		errs = me
+	} else {
+		errs = []error{err}
+	}
+	var lines []string
+	var first *errkind.InputError
+	for _, e := range errs {
+		at, msg := locate(e)
+		src, field := f.doc.location(at)
+		if v := f.doc.Root.Resolve(at); v != nil && v.Line > 0 {
+			field = fmt.Sprintf("%s (line %d)", field, v.Line)
+		}
+		if field == "" {
+			field = "(document root)"
+		}
+		if first == nil {
+			first = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %s", what, msg), Err: e, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
+		} else if len(lines) < maxReported {
+			lines = append(lines, fmt.Sprintf("%s: %s: %s", src, field, msg))
+		}
+	}
+	if n := len(errs) - 1; n > 0 {
+		first.Problem += fmt.Sprintf(" (and %d more: %s)", n, strings.Join(lines, "; "))
+	}
+	return first
+}
+
+// componentSections maps kin-openapi's singular component names to sections.
+func componentSectionOf(singular string) string {
+	switch singular {
+	case "schema":
+		return "schemas"
+	case "parameter":
+		return "parameters"
+	case "header":
+		return "headers"
+	case "request body":
+		return "requestBodies"
+	case "response":
+		return "responses"
+	case "security scheme":
+		return "securitySchemes"
+	case "example":
+		return "examples"
+	case "link":
+		return "links"
+	case "callback":
+		return "callbacks"
+	case "path item":
+		return "pathItems"
+	}
+	return singular
+}
+
+// locate turns kin-openapi's context wrappers into a JSON pointer and
+// returns the message of the innermost error.
+func locate(err error) (Pointer, string) {
+	var at Pointer
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch x := e.(type) {
+		case *openapi3.SectionValidationError:
+			at = append(at, x.Section)
+		case *openapi3.ComponentValidationError:
+			if len(at) == 0 {
+				at = append(at, "components")
+			}
+			at = append(at, componentSectionOf(x.Section), x.Name)
+		case *openapi3.PathValidationError:
+			at = append(at, x.Path)
+		case *openapi3.OperationValidationError:
+			at = append(at, strings.ToLower(x.Method))
+		case *openapi3.WebhookValidationError:
+			if len(at) == 0 {
+				at = append(at, "webhooks")
+			}
+			at = append(at, x.Name)
+		default:
+			return at, e.Error()
+		}
+	}
+	return at, err.Error()
+}
