@@ -54,7 +54,7 @@ type Operation struct {
 // profile's servers and extension stripping, and returns the canonical
 // bytes. doc is not modified.
 func Apply(doc *Document, p *Profile, opts Options) (*Result, error) {
-	f := &filter{doc: doc, p: p, opts: opts, ix: newIndex(doc.Root), ex: &Explain{Profile: p.ID, Spec: doc.File, OpenAPI: doc.Version, Bundled: doc.Bundled}}
+	f := &filter{doc: doc, p: p, opts: opts, ix: newIndex(doc.Root), ex: &Explain{Profile: p.ID, Spec: doc.describe(doc.File), OpenAPI: doc.Version, Bundled: doc.Bundled}}
 	if err := f.selectOps(); err != nil {
 		return nil, err
 	}

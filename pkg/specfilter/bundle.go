@@ -81,9 +81,9 @@ func (bv bundleVisitor) object(v *Value, k objKind, at Pointer) bool {
 			t, err := parseRef(bv.file, ref)
 			switch {
 			case err != nil:
-				b.fail(bv.file, at.Child("operationRef"), err.Error(), "")
+				b.fail(bv.file, at.Child("operationRef"), v.Line, err.Error(), "")
 			case t.File != b.doc.File:
-				b.fail(bv.file, at.Child("operationRef"), "operationRef points into another file; dome bundles one document", "use operationId, or a pointer into this document")
+				b.fail(bv.file, at.Child("operationRef"), v.Line, "operationRef points into another file; dome bundles one document", "use operationId, or a pointer into this document")
 			}
 		}
 	}
@@ -94,9 +94,9 @@ func (bv bundleVisitor) object(v *Value, k objKind, at Pointer) bool {
 // one that is a schema name.
 func isMappingRef(s string) bool { return strings.ContainsAny(s, "#/") || path.Ext(s) != "" }
 
-func (b *bundler) fail(file string, at Pointer, problem, hint string) {
+func (b *bundler) fail(file string, at Pointer, line int32, problem, hint string) {
 	if b.err == nil {
-		b.err = &errkind.InputError{Source: b.opts.Describe(file), Field: at.String(), Problem: problem, Hint: hint}
+		b.err = &errkind.InputError{Source: b.opts.Describe(file), Field: fieldAt(at.String(), line), Problem: problem, Hint: hint}
 	}
 }
 
@@ -107,7 +107,7 @@ func (b *bundler) ref(file string, holder *Value, key, ref string, k objKind, at
 	}
 	t, err := parseRef(file, ref)
 	if err != nil {
-		b.fail(file, field, fmt.Sprintf("$ref %q: %v", ref, err), "")
+		b.fail(file, field, holder.Line, fmt.Sprintf("$ref %q: %v", ref, err), "references may name files inside the tool folder only, relative to the file that holds them")
 		return
 	}
 	if t.File == b.doc.File {
@@ -120,7 +120,7 @@ func (b *bundler) ref(file string, holder *Value, key, ref string, k objKind, at
 	tk := targetKey{file: t.File, ptr: t.Pointer.String(), kind: k}
 	tg := b.targets[tk]
 	if tg == nil {
-		tg, err = b.load(tk, t, file, field)
+		tg, err = b.load(tk, t, file, fieldAt(field.String(), holder.Line))
 		if err != nil {
 			if b.err == nil {
 				b.err = err
@@ -133,19 +133,19 @@ func (b *bundler) ref(file string, holder *Value, key, ref string, k objKind, at
 	b.sites = append(b.sites, refSite{holder: holder, key: key, target: tg})
 }
 
-func (b *bundler) load(tk targetKey, t refTarget, from string, field Pointer) (*target, error) {
+func (b *bundler) load(tk targetKey, t refTarget, from string, field string) (*target, error) {
 	src := b.opts.Describe(from)
 	root, ok := b.files[t.File]
 	if !ok {
 		if len(b.files) >= b.opts.MaxFiles {
-			return nil, &errkind.InputError{Source: src, Field: field.String(), Problem: fmt.Sprintf("references pull in more than %d files", b.opts.MaxFiles)}
+			return nil, &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("references pull in more than %d files", b.opts.MaxFiles)}
 		}
 		data, err := b.fr.ReadFile(t.File)
 		if err != nil {
 			if isNotExist(err) {
-				return nil, &errkind.InputError{Source: src, Field: field.String(), Problem: fmt.Sprintf("$ref target %s: file not found", t.File), Err: err, Hint: "references are relative to the file that holds them and must stay inside the tool folder"}
+				return nil, &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("$ref target %s: file not found", t.File), Err: err, Hint: "references are relative to the file that holds them and must stay inside the tool folder"}
 			}
-			return nil, &errkind.InputError{Source: src, Field: field.String(), Problem: fmt.Sprintf("$ref target %s: %v", t.File, err), Err: err}
+			return nil, &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("$ref target %s: %v", t.File, err), Err: err}
 		}
 		root, err = parseFile(t.File, data, b.opts.Limits)
 		if err != nil {
@@ -155,7 +155,7 @@ func (b *bundler) load(tk targetKey, t refTarget, from string, field Pointer) (*
 	}
 	v := root.Resolve(t.Pointer)
 	if v == nil {
-		return nil, &errkind.InputError{Source: src, Field: field.String(), Problem: fmt.Sprintf("$ref target %s#%s does not exist", t.File, t.Pointer), Hint: "fix the pointer or add the object to " + t.File}
+		return nil, &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("$ref target %s#%s does not exist", t.File, t.Pointer), Hint: "fix the pointer or add the object to " + t.File}
 	}
 	return &target{key: tk, value: v.Copy(), want: wantName(t)}, nil
 }

@@ -143,7 +143,7 @@ func parseFile(name string, data []byte, lim Limits) (*Value, error) {
 func inputFromParse(source string, err error) error {
 	var pe *parseError
 	if errors.As(err, &pe) {
-		field := pe.Pointer
+		field := shortPointer(pe.Pointer)
 		if pe.Line > 0 {
 			if field != "" {
 				field = fmt.Sprintf("line %d (%s)", pe.Line, field)
@@ -154,6 +154,24 @@ func inputFromParse(source string, err error) error {
 		return &errkind.InputError{Source: source, Field: field, Problem: pe.Problem, Err: err, Hint: parseHint(pe.Problem)}
 	}
 	return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
+}
+
+// shortPointer keeps a pointer readable in a message: the head and the
+// tail of a very deep one.
+func shortPointer(p string) string {
+	const head, tail = 60, 40
+	if len(p) <= head+tail+5 {
+		return p
+	}
+	return p[:head] + "/.../" + p[len(p)-tail:]
+}
+
+// fieldAt renders a JSON pointer with the line it is on, when known.
+func fieldAt(p string, line int32) string {
+	if line > 0 {
+		return fmt.Sprintf("line %d (%s)", line, shortPointer(p))
+	}
+	return shortPointer(p)
 }
 
 func parseHint(problem string) string {

@@ -46,7 +46,7 @@ func (d *DirReader) ReadFile(name string) ([]byte, error) {
 func (d *DirReader) Close() error { return d.root.Close() }
 
 // errOutside is wrapped by every refusal of a reference target.
-var errOutside = errors.New("outside the tool folder")
+var errOutside = errors.New("dome reads only files inside the tool folder")
 
 func cleanName(name string) (string, error) {
 	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) {
@@ -109,7 +109,7 @@ func parseRef(from, ref string) (refTarget, error) {
 	}
 	joined := path.Join(path.Dir(from), filePart)
 	if joined == ".." || strings.HasPrefix(joined, "../") {
-		return refTarget{}, fmt.Errorf("%s leaves the tool folder: %w", filePart, errOutside)
+		return refTarget{}, fmt.Errorf("the path leaves the tool folder (%w)", errOutside)
 	}
 	return refTarget{File: joined, Pointer: ptr}, nil
 }

@@ -73,10 +73,10 @@ func (d *Document) checkRefs() error {
 	return rc.err
 }
 
-func (rc *refCheck) fail(at Pointer, format string, a ...any) {
+func (rc *refCheck) fail(at Pointer, line int32, format string, a ...any) {
 	if rc.err == nil {
 		src, field := rc.doc.location(at)
-		rc.err = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf(format, a...), Hint: "fix the pointer or add the missing object"}
+		rc.err = &errkind.InputError{Source: src, Field: fieldAt(field, line), Problem: fmt.Sprintf(format, a...), Hint: "fix the pointer or add the missing object"}
 	}
 }
 
@@ -88,9 +88,9 @@ func (rc *refCheck) object(v *Value, k objKind, at Pointer) bool {
 		if ref, ok := v.Str("$ref"); ok {
 			p, ok := internalPointer(ref)
 			if !ok {
-				rc.fail(at.Child("$ref"), "$ref %q is not a JSON pointer", ref)
+				rc.fail(at.Child("$ref"), v.Line, "$ref %q is not a JSON pointer", ref)
 			} else if rc.ix.resolve(p) == nil {
-				rc.fail(at.Child("$ref"), "$ref %q: no such object in the document", ref)
+				rc.fail(at.Child("$ref"), v.Line, "$ref %q: no such object in the document", ref)
 			}
 		}
 	}
@@ -103,10 +103,10 @@ func (rc *refCheck) object(v *Value, k objKind, at Pointer) bool {
 				s := mem.Value.Text
 				if isMappingRef(s) {
 					if p, ok := internalPointer(s); !ok || rc.ix.resolve(p) == nil {
-						rc.fail(at.Child("mapping", mem.Key), "discriminator mapping %q: no such schema", s)
+						rc.fail(at.Child("mapping", mem.Key), v.Line, "discriminator mapping %q: no such schema", s)
 					}
 				} else if rc.ix.comps["schemas"][s] == nil {
-					rc.fail(at.Child("mapping", mem.Key), "discriminator mapping %q: no schema of that name in components/schemas", s)
+					rc.fail(at.Child("mapping", mem.Key), v.Line, "discriminator mapping %q: no schema of that name in components/schemas", s)
 				}
 			}
 		}
@@ -114,7 +114,7 @@ func (rc *refCheck) object(v *Value, k objKind, at Pointer) bool {
 	if k == kLink {
 		if ref, ok := v.Str("operationRef"); ok {
 			if p, ok := internalPointer(ref); !ok || rc.ix.resolve(p) == nil {
-				rc.fail(at.Child("operationRef"), "operationRef %q: no such operation in the document", ref)
+				rc.fail(at.Child("operationRef"), v.Line, "operationRef %q: no such operation in the document", ref)
 			}
 		}
 	}

@@ -43,11 +43,11 @@ func (f *filter) validate(data []byte, what string) error {
 	for _, e := range errs {
 		at, msg := locate(e)
 		src, field := f.doc.location(at)
-		if v := f.doc.Root.Resolve(at); v != nil && v.Line > 0 {
-			field = fmt.Sprintf("%s (line %d)", field, v.Line)
-		}
 		if field == "" {
 			field = "(document root)"
+		}
+		if v := f.doc.Root.Resolve(at); v != nil && v.Line > 0 {
+			field = fmt.Sprintf("line %d (%s)", v.Line, field)
 		}
 		if first == nil {
 			first = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %s", what, msg), Err: e, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
