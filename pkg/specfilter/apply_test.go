@@ -434,3 +434,18 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs from the output (run go test -update after checking the change)", path)
 	}
 }
+
+func TestApply_PrunesLinksToDroppedOperations(t *testing.T) {
+	doc := loadShop(t)
+	res, err := Apply(doc, profile(t, `,"allow":{"operations":["createPet"]}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(res.JSON), `"links"`) || !strings.Contains(strings.Join(res.Explain.Removed, "\n"), "/links/self (its operation is not kept)") {
+		t.Errorf("links kept or not reported: %v", res.Explain.Removed)
+	}
+	res, err = Apply(doc, profile(t, `,"allow":{"operations":["createPet","getPet"]}`), Options{})
+	if err != nil || !strings.Contains(string(res.JSON), `"operationRef":"#/paths/~1pets~1{petId}/get"`) {
+		t.Errorf("a link to a kept operation was removed: %v", err)
+	}
+}

@@ -27,6 +27,7 @@ func (f *filter) build() (*Value, error) {
 			out.Members = append(out.Members, Member{Key: m.Key, Value: m.Value.Copy()})
 		}
 	}
+	walk(out, kDocument, nil, &callbackInliner{f: f})
 	cl := &closure{f: f, reached: map[compKey]bool{}, tags: map[string]bool{}}
 	if err := cl.run(out); err != nil {
 		return nil, err
@@ -37,6 +38,7 @@ func (f *filter) build() (*Value, error) {
 	if tags := f.keepTags(cl); tags != nil {
 		out.Set("tags", tags)
 	}
+	f.pruneLinks(out)
 	f.overrideServers(out)
 	if len(f.p.StripExtensions) > 0 {
 		walk(out, kDocument, nil, &stripper{prefixes: f.p.StripExtensions, ex: f.ex})
@@ -72,31 +74,58 @@ func (f *filter) keepPaths(section string, in *Value) *Value {
 			continue
 		}
 		var kept *Value
-		switch {
-		case item == pm.Value:
+		if item == pm.Value {
 			kept = pm.Value.Copy()
-		case all:
-			kept = pm.Value.Copy() // a reference whose operations are all kept stays a reference
-		default:
-			// Only some operations of a referenced path item are kept: copy it here.
-			kept = item.Copy()
-			for _, mem := range pm.Value.Members {
-				if mem.Key != "$ref" {
-					kept.Set(mem.Key, mem.Value.Copy())
-				}
+		} else {
+			kept = inlinePathItem(pm.Value, item)
+			if !all {
+				f.ex.warn(fmt.Sprintf("%s %s: only some operations of the referenced path item are kept", section, pm.Key))
 			}
-			f.ex.warn(fmt.Sprintf("%s %s: the path item is a reference and only some of its operations are kept; it is copied inline", section, pm.Key))
 		}
-		if item == pm.Value || !all {
-			for _, method := range httpMethods {
-				if kept.Get(method) != nil && !f.decided[Pointer{section, pm.Key, method}.String()] {
-					kept.Delete(method)
-				}
+		for _, method := range httpMethods {
+			if kept.Get(method) != nil && !f.decided[Pointer{section, pm.Key, method}.String()] {
+				kept.Delete(method)
 			}
 		}
 		out.Members = append(out.Members, Member{Key: pm.Key, Value: kept})
 	}
 	return out
+}
+
+// inlinePathItem copies the path item a reference (ref) points at, with the
+// reference's own fields (summary, description) on top. dome inlines path
+// items referenced from components/pathItems (OpenAPI 3.1): kin-openapi and
+// most generators do not read components.pathItems.
+func inlinePathItem(ref, target *Value) *Value {
+	kept := target.Copy()
+	for _, mem := range ref.Members {
+		if mem.Key != "$ref" {
+			kept.Set(mem.Key, mem.Value.Copy())
+		}
+	}
+	return kept
+}
+
+// callbackInliner inlines referenced path items inside callbacks.
+type callbackInliner struct {
+	f     *filter
+	depth int
+}
+
+func (c *callbackInliner) object(v *Value, k objKind, at Pointer) bool {
+	if k != kCallback {
+		return true
+	}
+	for i, m := range v.Members {
+		if isExtension(m.Key) || !m.Value.IsObject() || m.Value.Get("$ref") == nil {
+			continue
+		}
+		if t := c.f.pathItem(m.Value); t != m.Value && t.IsObject() && c.depth < 16 {
+			v.Members[i].Value = inlinePathItem(m.Value, t)
+			c.depth++
+		}
+	}
+	return true
 }
 
 // compKey names a component.
@@ -200,27 +229,95 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 		if ref, ok := v.Str("operationRef"); ok {
 			if p, ok := internalPointer(ref); ok {
 				if len(p) >= 3 && p[0] == "components" {
-					c.pointerTarget(p, at.Child("operationRef"), "operationRef")
-				} else if len(p) >= 3 && !c.f.decided[Pointer(p[:3]).String()] {
-					c.f.ex.warn(fmt.Sprintf("link at %s: operationRef %s names an operation the profile drops", at, ref))
+					if _, ok := c.f.ix.comps[p[1]][p[2]]; ok {
+						c.reach(p[1], p[2])
+					}
 				}
 			}
-		}
-		if id, ok := v.Str("operationId"); ok && !c.f.keptID(id) {
-			c.f.ex.warn(fmt.Sprintf("link at %s: operationId %s names an operation the profile drops", at, id))
 		}
 	}
 	return c.err == nil
 }
 
-func (f *filter) keptID(id string) bool {
-	for _, o := range f.kept {
-		if o.OperationID == id {
+// pruneLinks removes links to operations the profile drops: their
+// operationRef would dangle and their operationId would name nothing.
+func (f *filter) pruneLinks(out *Value) {
+	ids := map[string]bool{}
+	walk(out, kDocument, nil, visitFunc(func(v *Value, k objKind, _ Pointer) bool {
+		if id, ok := v.Str("operationId"); ok && k == kOperation {
+			ids[id] = true
+		}
+		return true
+	}))
+	links := out.Get("components").Get("links")
+	bad := func(l *Value) bool {
+		if ref, ok := l.Str("$ref"); ok {
+			if p, ok := internalPointer(ref); ok && len(p) == 3 && p[1] == "links" {
+				l = links.Get(p[2])
+			}
+		}
+		if l == nil {
 			return true
 		}
+		if ref, ok := l.Str("operationRef"); ok {
+			p, ok := internalPointer(ref)
+			return !ok || out.Resolve(p) == nil
+		}
+		if id, ok := l.Str("operationId"); ok {
+			return !ids[id]
+		}
+		return false
 	}
-	return false
+	var removedComps []string
+	for _, m := range links.membersOrNil() {
+		if bad(m.Value) {
+			removedComps = append(removedComps, m.Key)
+		}
+	}
+	walk(out, kDocument, nil, visitFunc(func(v *Value, k objKind, at Pointer) bool {
+		if k != kResponse {
+			return true
+		}
+		ls := v.Get("links")
+		if !ls.IsObject() {
+			return true
+		}
+		kept := ls.Members[:0]
+		for _, m := range ls.Members {
+			if bad(m.Value) {
+				f.ex.Removed = append(f.ex.Removed, at.Child("links", m.Key).String()+" (its operation is not kept)")
+				continue
+			}
+			kept = append(kept, m)
+		}
+		ls.Members = kept
+		if len(kept) == 0 {
+			v.Delete("links")
+		}
+		return true
+	}))
+	for _, name := range removedComps {
+		links.Delete(name)
+		f.ex.Removed = append(f.ex.Removed, Pointer{"components", "links", name}.String()+" (its operation is not kept)")
+		for i := range f.ex.Components {
+			if c := &f.ex.Components[i]; c.Section == "links" && c.Name == name {
+				c.Kept = false
+			}
+		}
+	}
+	if links != nil && len(links.Members) == 0 {
+		comps := out.Get("components")
+		comps.Delete("links")
+		if len(comps.Members) == 0 {
+			out.Delete("components")
+		}
+	}
 }
+
+// visitFunc adapts a function to the visitor interface.
+type visitFunc func(v *Value, k objKind, at Pointer) bool
+
+func (f visitFunc) object(v *Value, k objKind, at Pointer) bool { return f(v, k, at) }
 
 // keepComponents copies the reached components, in input order, and notes
 // every component's fate in the explain report.
