@@ -1,5 +1,8 @@
 # dome: make help lists every target.
 GO        ?= go
+# urfave_cli_no_docs drops urfave/cli's man-page generator (and its markdown
+# parser) from the binary: less to load and initialize on every start.
+TAGS      ?= urfave_cli_no_docs
 BIN       ?= bin/dome
 FUZZTIME  ?= 30s
 TESTFLAGS ?=
@@ -12,7 +15,7 @@ help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/dome
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dome
+	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dome
 
 demo: build ## run the main job on the example registry in this repo
 	./scripts/demo.sh $(BIN)

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # make demo: the main job on the example registry in this repository.
+# It reads the registry from git objects at HEAD (commit your changes first).
 set -euo pipefail
 dome=$(realpath "${1:-bin/dome}")
 cd "$(dirname "$0")/.."
-echo "\$ dome --version"
-"$dome" --version
+run() { printf '\n$ dome %s\n' "$*"; "$dome" "$@"; }
+
+run --version
+run registry list
+for tool in $("$dome" registry list --json | sed -n 's/^      "id": "\(.*\)",$/\1/p'); do
+  run resolve "$tool@HEAD" --profile "readonly@HEAD"
+done
+run registry show petstore@HEAD
+run registry cat petstore@HEAD profiles/readonly.profile.json

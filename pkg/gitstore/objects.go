@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,28 +40,91 @@ type TreeEntry struct {
 
 // ObjectType returns the type of the object h; ErrNotFound if absent.
 func (r *Repo) ObjectType(h Hash) (ObjectType, error) {
-	obj, err := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
-	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return "", fmt.Errorf("object %s: %w", h, ErrNotFound)
+	t, err := r.odb.readType(h)
+	if errors.Is(err, errNoObject) {
+		if err = r.odb.rescan(); err == nil {
+			t, err = r.odb.readType(h)
 		}
+	}
+	if errors.Is(err, errNoObject) {
+		obj, gerr := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
+		if gerr != nil {
+			if errors.Is(gerr, plumbing.ErrObjectNotFound) {
+				return "", fmt.Errorf("object %s: %w", h, ErrNotFound)
+			}
+			return "", fmt.Errorf("object %s: %w", h, gerr)
+		}
+		return fromPlumbingType(obj.Type()), nil
+	}
+	if err != nil {
 		return "", fmt.Errorf("object %s: %w", h, err)
 	}
-	return fromPlumbingType(obj.Type()), nil
+	return t, nil
+}
+
+// raw returns the type and content of object h, from dome's reader or,
+// for objects it cannot see (alternates), from go-git.
+func (r *Repo) raw(h Hash) (ObjectType, []byte, error) {
+	t, data, err := r.odb.read(h)
+	if errors.Is(err, errNoObject) {
+		if err = r.odb.rescan(); err == nil {
+			t, data, err = r.odb.read(h)
+		}
+	}
+	if errors.Is(err, errNoObject) {
+		obj, gerr := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
+		if gerr != nil {
+			if errors.Is(gerr, plumbing.ErrObjectNotFound) {
+				return "", nil, ErrNotFound
+			}
+			return "", nil, gerr
+		}
+		rd, gerr := obj.Reader()
+		if gerr != nil {
+			return "", nil, gerr
+		}
+		defer rd.Close()
+		data, gerr = io.ReadAll(rd)
+		return fromPlumbingType(obj.Type()), data, gerr
+	}
+	return t, data, err
+}
+
+// rawOf returns the content of h, which must be of type want.
+func (r *Repo) rawOf(h Hash, want ObjectType) ([]byte, error) {
+	t, data, err := r.raw(h)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", want, h, err)
+	}
+	if t != want {
+		return nil, fmt.Errorf("%s %s: is a %s: %w", want, h, t, ErrNotFound)
+	}
+	return data, nil
+}
+
+func memObject(t plumbing.ObjectType, data []byte) *plumbing.MemoryObject {
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(t)
+	mo.Write(data)
+	return mo
 }
 
 // HasObject reports whether the object h is in the store.
 func (r *Repo) HasObject(h Hash) bool {
-	return r.storage.HasEncodedObject(toPlumbing(h)) == nil
+	if _, err := r.ObjectType(h); err == nil {
+		return true
+	}
+	return false
 }
 
 // Commit reads the commit h.
 func (r *Repo) Commit(h Hash) (*Commit, error) {
-	c, err := object.GetCommit(r.storage, toPlumbing(h))
+	data, err := r.rawOf(h, TypeCommit)
 	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return nil, fmt.Errorf("commit %s: %w", h, ErrNotFound)
-		}
+		return nil, err
+	}
+	c := &object.Commit{}
+	if err := c.Decode(memObject(plumbing.CommitObject, data)); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
 	out := &Commit{
@@ -98,11 +162,12 @@ type Tag struct {
 
 // Tag reads the annotated tag object h.
 func (r *Repo) Tag(h Hash) (*Tag, error) {
-	t, err := object.GetTag(r.storage, toPlumbing(h))
+	data, err := r.rawOf(h, TypeTag)
 	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return nil, fmt.Errorf("tag %s: %w", h, ErrNotFound)
-		}
+		return nil, err
+	}
+	t := &object.Tag{}
+	if err := t.Decode(memObject(plumbing.TagObject, data)); err != nil {
 		return nil, fmt.Errorf("tag %s: %w", h, err)
 	}
 	return &Tag{
@@ -124,16 +189,13 @@ func (r *Repo) ReadTree(h Hash) ([]TreeEntry, error) {
 		return es, nil
 	}
 	r.treeMu.Unlock()
-	t, err := object.GetTree(r.storage, toPlumbing(h))
+	data, err := r.rawOf(h, TypeTree)
 	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return nil, fmt.Errorf("tree %s: %w", h, ErrNotFound)
-		}
-		return nil, fmt.Errorf("tree %s: %w", h, err)
+		return nil, err
 	}
-	es := make([]TreeEntry, len(t.Entries))
-	for i, e := range t.Entries {
-		es[i] = TreeEntry{Name: e.Name, Mode: fromFileMode(e.Mode), Hash: fromPlumbing(e.Hash)}
+	es, err := parseTree(data)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
 	r.treeMu.Lock()
 	if len(r.treeCache) > 1<<16 {
@@ -156,33 +218,73 @@ func (r *Repo) EntryAt(root Hash, p string) (TreeEntry, error) {
 		if !cur.Mode.IsDir() {
 			return TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotFound)
 		}
-		es, err := r.ReadTree(cur.Hash)
+		e, found, err := r.lookup(cur.Hash, name)
 		if err != nil {
 			return TreeEntry{}, err
-		}
-		i := sort.Search(len(es), func(i int) bool { return treeKey(es[i]) >= name })
-		found := false
-		// git orders directories as "name/", so a directory may sort just after a file prefix.
-		for j := max(i-1, 0); j < len(es) && j <= i+1; j++ {
-			if es[j].Name == name {
-				cur, found = es[j], true
-				break
-			}
-		}
-		if !found {
-			for _, e := range es { // defensive: trees written by other tools may be unsorted
-				if e.Name == name {
-					cur, found = e, true
-					break
-				}
-			}
 		}
 		if !found {
 			return TreeEntry{}, fmt.Errorf("%s: %w", p, ErrNotFound)
 		}
+		cur = e
 	}
 	cur.Name = path.Base(p)
 	return cur, nil
+}
+
+// lookup finds name in tree t: from the parsed-tree cache when present,
+// otherwise by scanning the raw tree object without decoding every entry
+// (a registry's tools/ tree has thousands of entries and differs per commit).
+func (r *Repo) lookup(t Hash, name string) (TreeEntry, bool, error) {
+	r.treeMu.Lock()
+	es, ok := r.treeCache[t]
+	r.treeMu.Unlock()
+	if ok {
+		for _, e := range es {
+			if e.Name == name {
+				return e, true, nil
+			}
+		}
+		return TreeEntry{}, false, nil
+	}
+	data, err := r.rawOf(t, TypeTree)
+	if err != nil {
+		return TreeEntry{}, false, err
+	}
+	e, found, err := findInTree(data, name)
+	if err != nil {
+		return TreeEntry{}, false, fmt.Errorf("tree %s: %w", t, err)
+	}
+	return e, found, nil
+}
+
+// findInTree scans a raw tree object for one entry.
+func findInTree(data []byte, name string) (TreeEntry, bool, error) {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 {
+			return TreeEntry{}, false, errors.New("corrupt tree: no mode")
+		}
+		modeBytes := data[:sp]
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul <= 0 || nul+21 > len(data) {
+			return TreeEntry{}, false, errors.New("corrupt tree: bad entry")
+		}
+		if string(data[:nul]) == name {
+			var mode uint32
+			for _, c := range modeBytes {
+				if c < '0' || c > '7' {
+					return TreeEntry{}, false, errors.New("corrupt tree: bad mode")
+				}
+				mode = mode<<3 | uint32(c-'0')
+			}
+			e := TreeEntry{Name: name, Mode: Mode(mode)}
+			copy(e.Hash[:], data[nul+1:nul+21])
+			return e, true, nil
+		}
+		data = data[nul+21:]
+	}
+	return TreeEntry{}, false, nil
 }
 
 func treeKey(e TreeEntry) string {
@@ -232,41 +334,46 @@ func (r *Repo) Walk(h Hash) ([]File, error) {
 
 // ReadBlob returns the content of blob h.
 func (r *Repo) ReadBlob(h Hash) ([]byte, error) {
-	obj, err := r.storage.EncodedObject(plumbing.BlobObject, toPlumbing(h))
+	data, err := r.rawOf(h, TypeBlob)
 	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return nil, fmt.Errorf("blob %s: %w", h, ErrNotFound)
-		}
-		return nil, fmt.Errorf("blob %s: %w", h, err)
+		return nil, err
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	buf := make([]byte, 0, obj.Size())
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("blob %s: %w", h, err)
-		}
-	}
+	// The reader caches resolved objects; the caller owns its copy.
+	return bytes.Clone(data), nil
 }
 
 // BlobSize returns the size in bytes of blob h without reading it.
 func (r *Repo) BlobSize(h Hash) (int64, error) {
-	obj, err := r.storage.EncodedObject(plumbing.BlobObject, toPlumbing(h))
-	if err != nil {
-		return 0, fmt.Errorf("blob %s: %w", h, err)
+	data, err := r.ReadBlob(h)
+	return int64(len(data)), err
+}
+
+// parseTree decodes a tree object: repeated "<octal mode> <name>\x00<20-byte id>".
+func parseTree(data []byte) ([]TreeEntry, error) {
+	var es []TreeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 {
+			return nil, errors.New("corrupt tree: no mode")
+		}
+		var mode uint32
+		for _, c := range data[:sp] {
+			if c < '0' || c > '7' {
+				return nil, errors.New("corrupt tree: bad mode")
+			}
+			mode = mode<<3 | uint32(c-'0')
+		}
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul <= 0 || nul+21 > len(data) {
+			return nil, errors.New("corrupt tree: bad entry")
+		}
+		e := TreeEntry{Name: string(data[:nul]), Mode: Mode(mode)}
+		copy(e.Hash[:], data[nul+1:nul+21])
+		es = append(es, e)
+		data = data[nul+21:]
 	}
-	return obj.Size(), nil
+	return es, nil
 }
 
 // HashesWithPrefix returns every object id starting with the hex prefix
@@ -276,23 +383,9 @@ func (r *Repo) HashesWithPrefix(hexPrefix string) ([]Hash, error) {
 	if !IsHex(hexPrefix) || len(hexPrefix) > 40 {
 		return nil, fmt.Errorf("%q is not a hex object id prefix", hexPrefix)
 	}
-	even := hexPrefix[:len(hexPrefix)/2*2]
-	var b []byte
-	for i := 0; i < len(even); i += 2 {
-		b = append(b, unhex(even[i])<<4|unhex(even[i+1]))
-	}
-	hs, err := r.storage.HashesWithPrefix(b)
+	out, err := r.odb.prefixed(hexPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("search objects %s: %w", hexPrefix, err)
-	}
-	seen := map[Hash]bool{}
-	var out []Hash
-	for _, h := range hs {
-		g := fromPlumbing(h)
-		if !seen[g] && strings.HasPrefix(g.String(), hexPrefix) {
-			seen[g] = true
-			out = append(out, g)
-		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, nil
@@ -306,4 +399,20 @@ func unhex(c byte) byte {
 		return c - 'a' + 10
 	}
 	return 0
+}
+
+// ReadOrder returns a key that orders reads of many objects for locality:
+// objects of one pack in pack order, so that a delta base is read (and
+// cached) before the objects built on it. Missing or loose objects sort last.
+func (r *Repo) ReadOrder(h Hash) uint64 {
+	packs, err := r.odb.snapshot()
+	if err != nil {
+		return ^uint64(0)
+	}
+	for i, p := range packs {
+		if off, ok := p.find(h); ok {
+			return uint64(i)<<48 | uint64(off)
+		}
+	}
+	return ^uint64(0)
 }

@@ -31,6 +31,7 @@ type Repo struct {
 	progress  io.Writer
 	fetched   bool
 
+	odb       *odb
 	treeMu    sync.Mutex
 	treeCache map[Hash][]TreeEntry
 }
@@ -161,6 +162,7 @@ func openGitDir(gitDir, workTree string) (*Repo, error) {
 		gitDir:    gitDir,
 		commonDir: commonDir,
 		workTree:  workTree,
+		odb:       newODB(filepath.Join(commonDir, "objects")),
 		treeCache: map[Hash][]TreeEntry{},
 	}, nil
 }

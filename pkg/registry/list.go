@@ -42,7 +42,7 @@ func (r *Registry) ReadGeneratorsLock(t *ToolResolution) (*GeneratorsLock, error
 		return nil, err
 	}
 	source := t.ToolPath + "/" + GeneratorsLockFile + "@" + t.Commit.Short()
-	if err := r.schemas.genLock.Validate(source, data); err != nil {
+	if err := r.validate(SchemaGeneratorsLock, source, data); err != nil {
 		return nil, err
 	}
 	var lock GeneratorsLock

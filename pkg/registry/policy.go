@@ -17,11 +17,11 @@ const (
 // ReadPolicyFile returns a validated policy file (ResolverSpecPath or
 // PolicySpecPath) at a pinned commit.
 func (r *Registry) ReadPolicyFile(p Pin, path string) ([]byte, error) {
-	var s = r.schemas.resolver
+	schema := SchemaResolverSpec
 	switch path {
 	case ResolverSpecPath:
 	case PolicySpecPath:
-		s = r.schemas.policy
+		schema = SchemaPolicySpec
 	default:
 		return nil, fmt.Errorf("unknown policy file %q", path)
 	}
@@ -36,7 +36,7 @@ func (r *Registry) ReadPolicyFile(p Pin, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Validate(path+"@"+p.Commit.Short(), data); err != nil {
+	if err := r.validate(schema, path+"@"+p.Commit.Short(), data); err != nil {
 		return nil, err
 	}
 	return data, nil

@@ -73,7 +73,7 @@ func (r *Registry) ProfileAt(toolID, profileID string, p Pin) (*ProfileResolutio
 		return nil, err
 	}
 	source := file + "@" + p.Commit.Short()
-	if err := r.schemas.profile.Validate(source, data); err != nil {
+	if err := r.validate(SchemaProfile, source, data); err != nil {
 		return nil, err
 	}
 	var head struct {

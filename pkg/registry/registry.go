@@ -17,7 +17,7 @@ import (
 // quickly; it is safe for concurrent use.
 type Registry struct {
 	repo    *gitstore.Repo
-	schemas schemas
+	schemas *schemas
 
 	mu      sync.Mutex
 	pins    map[string]Pin           // by rev
@@ -29,7 +29,7 @@ type Registry struct {
 func New(repo *gitstore.Repo) *Registry {
 	return &Registry{
 		repo:    repo,
-		schemas: compileSchemas(),
+		schemas: &schemas{},
 		pins:    map[string]Pin{},
 		layouts: map[gitstore.Hash]layout{},
 		tools:   map[gitstore.Hash]*Tool{},

@@ -11,6 +11,7 @@ import (
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/registry"
+	"github.com/dome-registry/dome/pkg/schemaval"
 )
 
 func TestParseRef(t *testing.T) {
@@ -191,6 +192,64 @@ func TestExampleRegistry(t *testing.T) {
 	for _, f := range []string{registry.ResolverSpecPath, registry.PolicySpecPath} {
 		if _, err := reg.ReadPolicyFile(p, f); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestSchemasCompile(t *testing.T) {
+	for _, name := range []string{registry.SchemaTool, registry.SchemaProfile, registry.SchemaGeneratorsLock, registry.SchemaResolverSpec, registry.SchemaPolicySpec} {
+		b, err := registry.SchemaBytes(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schemaval.Compile(name, b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestResolveMany_MatchesOneByOne resolves a batch big enough to use several
+// workers and checks every answer against a one-by-one resolution.
+func TestResolveMany_MatchesOneByOne(t *testing.T) {
+	g := gittest.New(t)
+	var shas []string
+	for c := 0; c < 12; c++ {
+		files := map[string]string{}
+		for i := 0; i < 6; i++ {
+			id := "t" + string(rune('a'+i))
+			files["registry/tools/"+id+"/tool.json"] = `{"schema_version": "dome.tool/v1", "id": "` + id + `", "title": "T", "owners": ["o"], "spec": "spec/openapi.yaml"}`
+			files["registry/tools/"+id+"/spec/openapi.yaml"] = "openapi: 3.0.3\n# " + id + " revision " + string(rune('A'+c)) + "\n"
+		}
+		g.Write(files)
+		shas = append(shas, g.Commit("c"))
+	}
+	g.Git("gc", "-q")
+	repo, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var reqs []registry.Request
+	for i := 0; i < 300; i++ {
+		q := registry.Request{Tool: "t" + string(rune('a'+i%6)) + "@" + shas[(i*7)%len(shas)]}
+		if i%50 == 0 {
+			q.Tool = "nosuch@main"
+		}
+		reqs = append(reqs, q)
+	}
+	got := registry.New(repo).ResolveMany(ctx, reqs, registry.PinOptions{})
+	one := registry.New(repo)
+	for i, q := range reqs {
+		ref, _ := registry.ParseRef("tool", q.Tool)
+		want, err := one.ResolveTool(ctx, ref, registry.PinOptions{})
+		if (err != nil) != (got[i].Err != nil) {
+			t.Fatalf("request %d (%s): batch err %v, single err %v", i, q.Tool, got[i].Err, err)
+		}
+		if err != nil {
+			continue
+		}
+		if got[i].Tool.ToolTree != want.ToolTree || len(got[i].Tool.Files) != len(want.Files) || got[i].Tool.Files[1].Blob != want.Files[1].Blob {
+			t.Fatalf("request %d (%s): batch %+v, single %+v", i, q.Tool, got[i].Tool, want)
 		}
 	}
 }

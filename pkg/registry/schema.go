@@ -2,6 +2,7 @@ package registry
 
 import (
 	"embed"
+	"sync"
 
 	"github.com/dome-registry/dome/pkg/schemaval"
 )
@@ -24,24 +25,32 @@ const (
 // SchemaBytes returns an embedded schema by file name.
 func SchemaBytes(name string) ([]byte, error) { return schemaFS.ReadFile("schemas/" + name) }
 
-// schemas holds the compiled schemas of one Registry.
+// schemas compiles the embedded schemas on first use, once per Registry, so
+// a command pays only for the schemas of the files it reads.
 type schemas struct {
-	tool, profile, genLock, resolver, policy *schemaval.Schema
+	mu       sync.Mutex
+	compiled map[string]*schemaval.Schema
 }
 
-func compileSchemas() schemas {
-	c := func(name string) *schemaval.Schema {
-		b, err := SchemaBytes(name)
-		if err != nil {
-			panic(err) // embedded; TestSchemasCompile keeps this unreachable
-		}
-		return schemaval.MustCompile(name, b)
+func (s *schemas) get(name string) *schemaval.Schema {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.compiled[name]; ok {
+		return c
 	}
-	return schemas{
-		tool:     c(SchemaTool),
-		profile:  c(SchemaProfile),
-		genLock:  c(SchemaGeneratorsLock),
-		resolver: c(SchemaResolverSpec),
-		policy:   c(SchemaPolicySpec),
+	b, err := SchemaBytes(name)
+	if err != nil {
+		panic(err) // embedded; TestSchemasCompile keeps this unreachable
 	}
+	c := schemaval.MustCompile(name, b)
+	if s.compiled == nil {
+		s.compiled = map[string]*schemaval.Schema{}
+	}
+	s.compiled[name] = c
+	return c
+}
+
+// Validate validates data read from source against the named embedded schema.
+func (r *Registry) validate(schema, source string, data []byte) error {
+	return r.schemas.get(schema).Validate(source, data)
 }

@@ -123,8 +123,23 @@ func (r *Registry) ResolveTool(ctx context.Context, ref Ref, opts PinOptions) (*
 	return r.ToolAt(ref, p)
 }
 
-// ToolAt returns tool ref.ID at an already pinned commit.
-func (r *Registry) ToolAt(ref Ref, p Pin) (*ToolResolution, error) {
+// ResolveToolMeta is ResolveTool without the file listing, for callers that
+// read one file (registry cat) and should not pay for walking the folder.
+func (r *Registry) ResolveToolMeta(ctx context.Context, ref Ref, opts PinOptions) (*ToolResolution, error) {
+	if opts.Source == "" {
+		opts.Source = "tool"
+	}
+	p, err := r.PinRev(ctx, ref.ID, ref.Rev, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.toolAt(ref, p, false)
+}
+
+// ToolAt returns tool ref.ID at an already pinned commit, with its files.
+func (r *Registry) ToolAt(ref Ref, p Pin) (*ToolResolution, error) { return r.toolAt(ref, p, true) }
+
+func (r *Registry) toolAt(ref Ref, p Pin, withFiles bool) (*ToolResolution, error) {
 	l, err := r.layoutAt(p)
 	if err != nil {
 		return nil, err
@@ -141,15 +156,18 @@ func (r *Registry) ToolAt(ref Ref, p Pin) (*ToolResolution, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.repo.Walk(e.Hash)
-	if err != nil {
-		return nil, err
+	t := &ToolResolution{ToolID: ref.ID, Pin: p, ToolPath: toolPath, ToolTree: e.Hash, Tool: tool}
+	if withFiles {
+		files, err := r.repo.Walk(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		t.Files = make([]FileEntry, len(files))
+		for i, f := range files {
+			t.Files[i] = FileEntry{Path: f.Path, Mode: f.Mode.String(), Blob: f.Hash}
+		}
 	}
-	fe := make([]FileEntry, len(files))
-	for i, f := range files {
-		fe[i] = FileEntry{Path: f.Path, Mode: f.Mode.String(), Blob: f.Hash}
-	}
-	return &ToolResolution{ToolID: ref.ID, Pin: p, ToolPath: toolPath, ToolTree: e.Hash, Files: fe, Tool: tool}, nil
+	return t, nil
 }
 
 // missingTool says which tools exist and where the requested one does.
@@ -215,7 +233,7 @@ func (r *Registry) readTool(id, toolPath string, toolTree gitstore.Hash, p Pin) 
 	if err != nil {
 		return nil, err
 	}
-	if err := r.schemas.tool.Validate(source, data); err != nil {
+	if err := r.validate(SchemaTool, source, data); err != nil {
 		return nil, err
 	}
 	t = &Tool{}

@@ -11,35 +11,28 @@ import (
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // Schema is a compiled JSON Schema.
 type Schema struct {
-	name   string
-	schema *jsonschema.Schema
+	name string
+	root *node
 }
 
-// Compile compiles a schema document; name is used in messages and as its URL.
+// Compile compiles a schema document; name is used in messages.
 func Compile(name string, schemaJSON []byte) (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err := CheckJSON(name, schemaJSON); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	doc, err := decode(schemaJSON)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	url := "dome:///" + name
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
-	}
-	s, err := c.Compile(url)
+	root, err := compileDoc(name, doc)
 	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
+		return nil, err
 	}
-	return &Schema{name: name, schema: s}, nil
+	return &Schema{name: name, root: root}, nil
 }
 
 // MustCompile is Compile for schemas embedded in the binary, which tests
@@ -62,72 +55,37 @@ func (s *Schema) Validate(source string, data []byte) error {
 	if err := CheckJSON(source, data); err != nil {
 		return err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	doc, err := decode(data)
 	if err != nil {
 		return &errkind.InputError{Source: source, Problem: "not valid JSON: " + err.Error(), Err: err}
 	}
-	if err := s.schema.Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return describe(source, s.name, ve)
-		}
-		return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
-	}
-	return nil
+	return s.ValidateValue(source, doc)
 }
 
-var printer = message.NewPrinter(language.English)
-
-// describe reports the most specific violations, in document order.
-func describe(source, schemaName string, ve *jsonschema.ValidationError) error {
-	var leaves []*jsonschema.ValidationError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+// ValidateValue checks an already decoded document (numbers as json.Number).
+func (s *Schema) ValidateValue(source string, doc any) error {
+	v := &validator{}
+	v.validate(s.root, doc, nil)
+	if len(v.errs) == 0 {
+		return nil
 	}
-	walk(ve)
-	sort.SliceStable(leaves, func(i, j int) bool {
-		return pointer(leaves[i].InstanceLocation) < pointer(leaves[j].InstanceLocation)
-	})
-	first := leaves[0]
-	problem := first.ErrorKind.LocalizedString(printer)
-	field := pointerOrRoot(first.InstanceLocation)
-	// Point at the unknown field itself rather than at its parent object.
-	if ap, ok := first.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
-		field = pointer(append(append([]string{}, first.InstanceLocation...), ap.Properties[0]))
-		problem = "unknown field " + strconv.Quote(ap.Properties[0])
-		if len(ap.Properties) > 1 {
-			problem = "unknown fields " + strings.Join(quoteAll(ap.Properties), ", ")
-		}
-	}
-	if len(leaves) > 1 {
+	errs := v.errs
+	sort.SliceStable(errs, func(i, j int) bool { return pointer(errs[i].loc) < pointer(errs[j].loc) })
+	first := errs[0]
+	problem := first.msg
+	if len(errs) > 1 {
 		var more []string
-		for _, l := range leaves[1:min(len(leaves), 4)] {
-			more = append(more, fmt.Sprintf("%s: %s", pointerOrRoot(l.InstanceLocation), l.ErrorKind.LocalizedString(printer)))
+		for _, e := range errs[1:min(len(errs), 4)] {
+			more = append(more, pointerOrRoot(e.loc)+": "+e.msg)
 		}
-		problem += fmt.Sprintf(" (and %d more: %s)", len(leaves)-1, strings.Join(more, "; "))
+		problem += fmt.Sprintf(" (and %d more: %s)", len(errs)-1, strings.Join(more, "; "))
 	}
 	return &errkind.InputError{
 		Source:  source,
-		Field:   field,
+		Field:   pointerOrRoot(first.loc),
 		Problem: problem,
-		Hint:    "fix the field to match the schema " + schemaName,
-		Err:     ve,
+		Hint:    "fix the field to match the schema " + s.name,
 	}
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
-	}
-	return out
 }
 
 func pointer(loc []string) string {

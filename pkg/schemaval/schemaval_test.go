@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		{`{"name": "x"}`, "", ""},
 		{`{"name": ""}`, "/name", "minLength"},
 		{`{}`, "(document root)", "missing property 'name'"},
-		{`{"name": "x", "tags": ["a", 1]}`, "/tags/1", "got number, want string"},
+		{`{"name": "x", "tags": ["a", 1]}`, "/tags/1", "got integer, want string"},
 		{`{"name": "x", "nested": {"n": 1, "m": 2}}`, "/nested/m", `unknown field "m"`},
 		{`{"name": "x", "name": "y"}`, "/name", `duplicate key "name"`},
 		{`{"name": "x", "nested": {"a/b": 1, "a/b": 2}}`, "/nested/a~1b", "duplicate key"},

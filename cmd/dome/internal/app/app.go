@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -43,6 +44,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		fmt.Fprintf(stderr, "dome: cannot read the working directory: %v\n", err)
 		return ExitUsage
+	}
+	// dome is a short-lived CLI: trade memory for fewer collections unless
+	// the user tuned the collector.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	env := &Env{
 		Stdin:     stdin,

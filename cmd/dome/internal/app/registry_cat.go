@@ -35,7 +35,7 @@ func runRegistryCat(ctx context.Context, env *Env, reg *registry.Registry, opts 
 	if err != nil {
 		return err
 	}
-	t, err := reg.ResolveTool(ctx, ref, registry.PinOptions{Source: "tool"})
+	t, err := reg.ResolveToolMeta(ctx, ref, registry.PinOptions{Source: "tool"})
 	if err != nil {
 		return err
 	}

@@ -166,29 +166,44 @@ func runResolveBatch(ctx context.Context, env *Env, reg *registry.Registry, opts
 	defer out.Flush()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	worst, failed, total := ExitOK, 0, 0
+	type line struct {
+		n      int
+		text   string
+		reqIdx int // index into reqs, -1 for a malformed line
+	}
+	var lines []line
+	var reqs []registry.Request
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		fields := strings.Fields(line)
-		total++
-		bl := batchLine{Line: n, Request: line}
-		var err error
+		fields := strings.Fields(text)
 		switch len(fields) {
 		case 1, 2:
-			profile := ""
+			q := registry.Request{Tool: fields[0]}
 			if len(fields) == 2 {
-				profile = fields[1]
+				q.Profile = fields[1]
 			}
-			var res *resolution
-			res, err = resolveOne(ctx, reg, fields[0], profile, opts.Pinned)
-			if err == nil {
-				bl.Tool, bl.Profile = res.Tool, res.Profile
-			}
+			lines = append(lines, line{n, text, len(reqs)})
+			reqs = append(reqs, q)
 		default:
-			err = &errkind.InputError{Source: fmt.Sprintf("--batch line %d", n), Problem: "expected tool@ref [profile@ref]"}
+			lines = append(lines, line{n, text, -1})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return &errkind.InputError{Source: "--batch", Problem: err.Error()}
+	}
+	results := reg.ResolveMany(ctx, reqs, registry.PinOptions{Pinned: opts.Pinned})
+	worst, failed := ExitOK, 0
+	for _, l := range lines {
+		bl := batchLine{Line: l.n, Request: l.text}
+		var err error
+		if l.reqIdx < 0 {
+			err = &errkind.InputError{Source: fmt.Sprintf("--batch line %d", l.n), Problem: "expected tool@ref [profile@ref]"}
+		} else {
+			res := results[l.reqIdx]
+			bl.Tool, bl.Profile, err = res.Tool, res.Profile, res.Err
 		}
 		if err != nil {
 			code := exitCode(err)
@@ -200,9 +215,7 @@ func runResolveBatch(ctx context.Context, env *Env, reg *registry.Registry, opts
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return &errkind.InputError{Source: "--batch", Problem: err.Error()}
-	}
+	total := len(lines)
 	if err := out.Flush(); err != nil {
 		return err
 	}

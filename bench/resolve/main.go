@@ -1,0 +1,241 @@
+// Command resolve benchmarks dome's registry reads against the git CLI on a
+// synthetic registry of 2,000 tools and 5,000 commits built with
+// git fast-import (issue 2):
+//
+//	(a) one cold "dome registry cat" vs "git show <ref>:<path>"
+//	(b) 1,000 lookups: "dome resolve --batch" vs a loop of 1,000 "git show"
+//
+// Floors: "git cat-file blob <id>" (a) and "git cat-file --batch" (b).
+// It prints "workload | dome | peer | ratio | floor" rows.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
+	work := flag.String("work", "bench/.work/resolve", "work directory (the repository is cached here)")
+	tools := flag.Int("tools", 2000, "tools in the synthetic registry")
+	commits := flag.Int("commits", 5000, "commits in the synthetic registry")
+	runs := flag.Int("runs", 21, "repetitions of the cold single lookup (median reported)")
+	flag.Parse()
+	if *dome == "" {
+		fail("set -dome or DOME_BIN")
+	}
+	repo := filepath.Join(*work, fmt.Sprintf("registry-%d-%d.git", *tools, *commits))
+	if _, err := os.Stat(filepath.Join(repo, "HEAD")); err != nil {
+		start := time.Now()
+		build(repo, *tools, *commits)
+		fmt.Printf("built %s with git fast-import in %s\n", repo, time.Since(start).Round(time.Millisecond))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	// Requests: a mix of release tags and full SHAs of random tools.
+	tags := lines(git(repo, "tag", "-l", "registry/*"))
+	shas := lines(git(repo, "rev-list", "--all"))
+	type req struct{ tool, ref, path string }
+	var reqs []req
+	for i := 0; i < 1000; i++ {
+		if i%2 == 0 {
+			t := tags[rng.IntN(len(tags))] // registry/<tool>/vX.Y.Z
+			parts := strings.Split(t, "/")
+			reqs = append(reqs, req{parts[1], parts[2], "registry/tools/" + parts[1] + "/spec/openapi.yaml"})
+		} else {
+			id := fmt.Sprintf("tool-%04d", rng.IntN(*tools))
+			reqs = append(reqs, req{id, shas[rng.IntN(len(shas))], "registry/tools/" + id + "/spec/openapi.yaml"})
+		}
+	}
+	gitRef := func(r req) string {
+		if strings.HasPrefix(r.ref, "v") {
+			return "registry/" + r.tool + "/" + r.ref
+		}
+		return r.ref
+	}
+
+	// (a) cold single lookup
+	one := reqs[0]
+	blob := strings.TrimSpace(git(repo, "rev-parse", gitRef(one)+":"+one.path))
+	domeOne := median(*runs, func() { run(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml") })
+	gitOne := median(*runs, func() { run("git", "-C", repo, "show", gitRef(one)+":"+one.path) })
+	floorOne := median(*runs, func() { run("git", "-C", repo, "cat-file", "blob", blob) })
+	if a, b := output(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"), output("git", "-C", repo, "show", gitRef(one)+":"+one.path); !bytes.Equal(a, b) {
+		fail("dome and git disagree on " + one.tool + "@" + one.ref)
+	}
+
+	// (b) 1,000 lookups
+	var batch, catBatch strings.Builder
+	for _, r := range reqs {
+		fmt.Fprintf(&batch, "%s@%s\n", r.tool, r.ref)
+		fmt.Fprintf(&catBatch, "%s:%s\n", gitRef(r), r.path)
+	}
+	batchFile := filepath.Join(*work, "batch.txt")
+	must(os.WriteFile(batchFile, []byte(batch.String()), 0o644))
+	domeBatch := timeIt(func() { run(*dome, "--repo", repo, "resolve", "--batch", batchFile) })
+	out := output(*dome, "--repo", repo, "resolve", "--batch", batchFile)
+	if n := bytes.Count(out, []byte("\n")); n != len(reqs) || bytes.Contains(out, []byte(`"error"`)) {
+		fail(fmt.Sprintf("dome resolve --batch: %d lines or errors", n))
+	}
+	gitLoop := timeIt(func() {
+		for _, r := range reqs {
+			run("git", "-C", repo, "show", gitRef(r)+":"+r.path)
+		}
+	})
+	floorBatch := timeIt(func() {
+		cmd := exec.Command("git", "-C", repo, "cat-file", "--batch")
+		cmd.Stdin = strings.NewReader(catBatch.String())
+		cmd.Stdout = nil
+		must(cmd.Run())
+	})
+
+	// The start-up floor of any Go program that links go-git (the design's
+	// git library), which dome cannot go below for a single cold lookup.
+	probe := filepath.Join(*work, "gogit-startup")
+	if _, err := os.Stat(probe); err != nil {
+		src := filepath.Join(*work, "gogitprobe")
+		must(os.MkdirAll(src, 0o755))
+		must(os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nimport (\n\t\"os\"\n\n\tgit \"github.com/go-git/go-git/v5\"\n)\n\nfunc main() {\n\tif len(os.Args) > 5 {\n\t\tgit.PlainOpen(\".\")\n\t}\n}\n"), 0o644))
+		abs, _ := filepath.Abs(probe)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", abs, "./"+src)
+		cmd.Stderr = os.Stderr
+		must(cmd.Run())
+	}
+	startup := median(*runs, func() { run(probe) })
+
+	fmt.Println()
+	fmt.Printf("%-44s | %10s | %10s | %7s | %10s\n", "workload", "dome", "git", "git/dome", "floor")
+	fmt.Printf("%-44s | %10s | %10s | %6.2fx | %10s  (git cat-file blob)\n", "(a) cold registry cat vs git show (median)", ms(domeOne), ms(gitOne), ratio(gitOne, domeOne), ms(floorOne))
+	fmt.Printf("%-44s | %10s | %10s | %6.2fx | %10s  (git cat-file --batch)\n", "(b) 1,000 lookups: resolve --batch vs loop", ms(domeBatch), ms(gitLoop), ratio(gitLoop, domeBatch), ms(floorBatch))
+	fmt.Printf("%-44s | %10s |            |         |             (a Go binary linking go-git that exits at once)\n", "start-up floor of a go-git program", ms(startup))
+	fmt.Printf("targets: (a) dome within 2x of git (git/dome >= 0.50x); (b) dome at least 10x faster (git/dome >= 10x)\n")
+}
+
+// build writes a synthetic registry with git fast-import: one commit adding
+// every tool, then commits that each change one tool's spec; every 10th
+// commit is released with an annotated tag registry/<tool>/vX.Y.Z.
+func build(repo string, tools, commits int) {
+	must(os.MkdirAll(filepath.Dir(repo), 0o755))
+	tmp := repo + ".tmp"
+	os.RemoveAll(tmp)
+	git("", "init", "-q", "--bare", "-b", "main", tmp)
+	cmd := exec.Command("git", "-C", tmp, "fast-import", "--quiet")
+	stdin, err := cmd.StdinPipe()
+	must(err)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	w := bufio.NewWriterSize(stdin, 1<<20)
+	data := func(s string) { fmt.Fprintf(w, "data %d\n%s\n", len(s), s) }
+	rng := rand.New(rand.NewPCG(7, 7))
+	when := int64(1767323045)
+	versions := make([]int, tools)
+	spec := func(i, rev int) string {
+		return fmt.Sprintf("openapi: 3.0.3\ninfo: {title: Tool %04d, version: 1.0.%d}\npaths:\n  /things/{id}:\n    get:\n      operationId: getThing%d\n      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n      responses: {'200': {description: ok, content: {application/json: {schema: {type: object, properties: {rev: {type: integer, enum: [%d]}}}}}}}\n", i, rev, i, rev)
+	}
+	mark := 0
+	for c := 0; c < commits; c++ {
+		mark++
+		fmt.Fprintf(w, "commit refs/heads/main\nmark :%d\ncommitter Bench <bench@dome.invalid> %d +0000\n", mark, when+int64(c))
+		if c == 0 {
+			data("add all tools")
+			for i := 0; i < tools; i++ {
+				id := fmt.Sprintf("tool-%04d", i)
+				p := "registry/tools/" + id + "/"
+				for name, body := range map[string]string{
+					"tool.json":                     fmt.Sprintf(`{"schema_version": "dome.tool/v1", "id": %q, "title": "Tool %04d", "owners": ["team-%d"], "spec": "spec/openapi.yaml", "default_profile": "default"}`+"\n", id, i, i%50),
+					"spec/openapi.yaml":             spec(i, 0),
+					"profiles/default.profile.json": fmt.Sprintf(`{"schema_version": "dome.profile/v1", "id": "default"}` + "\n"),
+				} {
+					fmt.Fprintf(w, "M 100644 inline %s%s\n", p, name)
+					data(body)
+				}
+			}
+		} else {
+			i := rng.IntN(tools)
+			versions[i]++
+			data(fmt.Sprintf("tool-%04d: revision %d", i, versions[i]))
+			fmt.Fprintf(w, "from :%d\n", mark-1)
+			fmt.Fprintf(w, "M 100644 inline registry/tools/tool-%04d/spec/openapi.yaml\n", i)
+			data(spec(i, versions[i]))
+			if c%10 == 0 {
+				fmt.Fprintf(w, "tag registry/tool-%04d/v1.%d.0\nfrom :%d\ntagger Bench <bench@dome.invalid> %d +0000\n", i, versions[i], mark, when+int64(c))
+				data("release")
+			}
+		}
+	}
+	must(w.Flush())
+	must(stdin.Close())
+	must(cmd.Wait())
+	// Recompute deltas as a server does when it packs a clone (fast-import
+	// deltifies each object against its predecessor, the opposite direction).
+	git(tmp, "repack", "-adfq")
+	must(os.Rename(tmp, repo))
+}
+
+func git(dir string, args ...string) string {
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	return string(output("git", args...))
+}
+
+func output(name string, args ...string) []byte {
+	cmd := exec.Command(name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		fail(fmt.Sprintf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String()))
+	}
+	return out
+}
+
+func run(name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		fail(fmt.Sprintf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String()))
+	}
+}
+
+func timeIt(f func()) time.Duration {
+	start := time.Now()
+	f()
+	return time.Since(start)
+}
+
+func median(n int, f func()) time.Duration {
+	f() // warm the page cache: "cold" means a new process, not a cold disk
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		ds[i] = timeIt(f)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[n/2]
+}
+
+func lines(s string) []string { return strings.Fields(s) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func must(err error) {
+	if err != nil {
+		fail(err.Error())
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "bench/resolve:", msg)
+	os.Exit(1)
+}

@@ -1,0 +1,639 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"container/list"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// odb is dome's read path into the object database: loose objects and
+// memory-mapped packfiles with their v2 .idx files, with delta resolution and
+// a small cache of delta bases. go-git decodes every .idx completely (and
+// checksums it) when a repository is opened, which costs milliseconds per
+// process on a registry with tens of thousands of objects; git itself
+// binary-searches the mapped index, and so does this reader. Writes, refs and
+// transports stay with go-git; objects this reader cannot find (alternates,
+// for example) fall back to go-git's storage.
+type odb struct {
+	dir string // the objects/ directory
+
+	mu      sync.Mutex // guards packs and scanned
+	packs   []*pack
+	scanned bool
+
+	cacheMu  sync.Mutex                 // guards the LRU cache
+	cache    map[cacheKey]*list.Element // of *cachedObject, most recent first
+	lru      list.List
+	cacheLen int
+
+	zpool sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
+}
+
+// inflater is a reusable zlib reader with its source.
+type inflater struct {
+	zr io.ReadCloser
+	br bytes.Reader
+	bf *bufio.Reader
+}
+
+// getInflater returns a zlib reader reset to read src.
+func (o *odb) getInflater(src []byte, file io.Reader) (*inflater, io.Reader, error) {
+	in, _ := o.zpool.Get().(*inflater)
+	if in == nil {
+		in = &inflater{}
+	}
+	var r io.Reader
+	if file != nil {
+		if in.bf == nil {
+			in.bf = bufio.NewReaderSize(file, 4096)
+		} else {
+			in.bf.Reset(file)
+		}
+		r = in.bf
+	} else {
+		in.br.Reset(src)
+		r = &in.br
+	}
+	if in.zr == nil {
+		zr, err := zlib.NewReader(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		in.zr = zr
+	} else if err := in.zr.(zlib.Resetter).Reset(r, nil); err != nil {
+		return nil, nil, err
+	}
+	return in, in.zr, nil
+}
+
+func (o *odb) putInflater(in *inflater) {
+	in.br.Reset(nil)
+	if in.bf != nil {
+		in.bf.Reset(nil)
+	}
+	o.zpool.Put(in)
+}
+
+type cacheKey struct {
+	p   *pack
+	off int64
+}
+
+type cachedObject struct {
+	key  cacheKey
+	typ  ObjectType
+	data []byte
+}
+
+// cacheBudget bounds the bytes kept by the cache of resolved packed objects
+// (git's delta_base_cache_limit is 96 MiB). Every object resolved through a
+// delta chain is kept, not only bases: a batch of lookups over one history
+// walks overlapping chains, and a cached intermediate object ends a walk.
+const cacheBudget = 192 << 20
+
+// cacheMaxObject keeps single huge blobs from flushing the cache.
+const cacheMaxObject = 16 << 20
+
+type pack struct {
+	name   string
+	idx    []byte // mapped .idx (version 2)
+	data   []byte // mapped .pack
+	n      int
+	fanout []byte // 256 big-endian uint32s
+	names  []byte // n * 20
+	offs   []byte // n * 4
+	large  []byte // 8 * m
+}
+
+func newODB(objectsDir string) *odb {
+	return &odb{dir: objectsDir, cache: map[cacheKey]*list.Element{}}
+}
+
+// errNoObject means the object is in none of the loose objects or packs.
+var errNoObject = errors.New("object not in the object database")
+
+func (o *odb) scan() error {
+	if o.scanned {
+		return nil
+	}
+	o.scanned = true
+	entries, err := os.ReadDir(filepath.Join(o.dir, "pack"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	have := map[string]bool{}
+	for _, p := range o.packs {
+		have[p.name] = true
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".idx")
+		if !ok || have[name] {
+			continue
+		}
+		p, err := openPack(filepath.Join(o.dir, "pack", name))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // a pack being written or removed by git gc
+			}
+			return err
+		}
+		o.packs = append(o.packs, p)
+	}
+	return nil
+}
+
+// rescan looks for packs added since the last scan (after a fetch or a git gc).
+func (o *odb) rescan() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.scanned = false
+	return o.scan()
+}
+
+func mapFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 {
+		return nil, fmt.Errorf("%s: empty file", path)
+	}
+	return syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
+func openPack(base string) (*pack, error) {
+	idx, err := mapFile(base + ".idx")
+	if err != nil {
+		return nil, err
+	}
+	data, err := mapFile(base + ".pack")
+	if err != nil {
+		syscall.Munmap(idx)
+		return nil, err
+	}
+	p := &pack{name: filepath.Base(base), idx: idx, data: data}
+	if len(idx) < 8+256*4+40 || !bytes.Equal(idx[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(idx[4:8]) != 2 {
+		return nil, fmt.Errorf("%s.idx: not a version 2 pack index", base)
+	}
+	if len(data) < 12 || string(data[:4]) != "PACK" {
+		return nil, fmt.Errorf("%s.pack: not a packfile", base)
+	}
+	p.fanout = idx[8 : 8+256*4]
+	p.n = int(binary.BigEndian.Uint32(p.fanout[255*4:]))
+	namesAt := 8 + 256*4
+	crcAt := namesAt + p.n*20
+	offsAt := crcAt + p.n*4
+	largeAt := offsAt + p.n*4
+	if largeAt+40 > len(idx) {
+		return nil, fmt.Errorf("%s.idx: truncated", base)
+	}
+	p.names = idx[namesAt:crcAt]
+	p.offs = idx[offsAt:largeAt]
+	p.large = idx[largeAt : len(idx)-40]
+	return p, nil
+}
+
+// find returns the pack offset of h.
+func (p *pack) find(h Hash) (int64, bool) {
+	lo := 0
+	if h[0] > 0 {
+		lo = int(binary.BigEndian.Uint32(p.fanout[(int(h[0])-1)*4:]))
+	}
+	hi := int(binary.BigEndian.Uint32(p.fanout[int(h[0])*4:]))
+	i := lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(p.names[(lo+i)*20:(lo+i)*20+20], h[:]) >= 0 })
+	if i >= hi || !bytes.Equal(p.names[i*20:i*20+20], h[:]) {
+		return 0, false
+	}
+	return p.offset(i), true
+}
+
+func (p *pack) offset(i int) int64 {
+	off := binary.BigEndian.Uint32(p.offs[i*4:])
+	if off&0x80000000 == 0 {
+		return int64(off)
+	}
+	j := int(off & 0x7fffffff)
+	if j*8+8 > len(p.large) {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(p.large[j*8:]))
+}
+
+const (
+	packCommit   = 1
+	packTree     = 2
+	packBlob     = 3
+	packTag      = 4
+	packOfsDelta = 6
+	packRefDelta = 7
+)
+
+var packTypes = map[byte]ObjectType{packCommit: TypeCommit, packTree: TypeTree, packBlob: TypeBlob, packTag: TypeTag}
+
+// header parses the object header at off: its pack type, inflated size, the
+// delta base (offset or id) and where the compressed data starts.
+func (p *pack) header(off int64) (typ byte, size int64, baseOff int64, baseID Hash, dataAt int64, err error) {
+	if off < 12 || off >= int64(len(p.data)) {
+		return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: bad offset %d", p.name, off)
+	}
+	pos := off
+	c := p.data[pos]
+	pos++
+	typ = (c >> 4) & 7
+	size = int64(c & 15)
+	shift := uint(4)
+	for c&0x80 != 0 {
+		if pos >= int64(len(p.data)) || shift > 60 {
+			return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: corrupt header at %d", p.name, off)
+		}
+		c = p.data[pos]
+		pos++
+		size |= int64(c&0x7f) << shift
+		shift += 7
+	}
+	switch typ {
+	case packOfsDelta:
+		if pos >= int64(len(p.data)) {
+			return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: corrupt delta at %d", p.name, off)
+		}
+		c = p.data[pos]
+		pos++
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if pos >= int64(len(p.data)) {
+				return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: corrupt delta at %d", p.name, off)
+			}
+			c = p.data[pos]
+			pos++
+			rel = ((rel + 1) << 7) | int64(c&0x7f)
+		}
+		baseOff = off - rel
+		if baseOff < 12 || baseOff >= off {
+			return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: delta base out of range at %d", p.name, off)
+		}
+	case packRefDelta:
+		if pos+20 > int64(len(p.data)) {
+			return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: corrupt delta at %d", p.name, off)
+		}
+		copy(baseID[:], p.data[pos:pos+20])
+		pos += 20
+	case packCommit, packTree, packBlob, packTag:
+	default:
+		return 0, 0, 0, baseID, 0, fmt.Errorf("pack %s: unknown object type %d at %d", p.name, typ, off)
+	}
+	return typ, size, baseOff, baseID, pos, nil
+}
+
+// maxObject bounds the size of one object dome will inflate (1 GiB).
+const maxObject = 1 << 30
+
+func (o *odb) inflate(p *pack, at, size int64) ([]byte, error) {
+	if size < 0 || size > maxObject {
+		return nil, fmt.Errorf("pack %s: object of %d bytes is too large", p.name, size)
+	}
+	in, zr, err := o.getInflater(p.data[at:], nil)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: inflate at %d: %w", p.name, at, err)
+	}
+	defer o.putInflater(in)
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(zr, buf); err != nil {
+		return nil, fmt.Errorf("pack %s: inflate at %d: %w", p.name, at, err)
+	}
+	return buf, nil
+}
+
+// snapshot returns the current packs, scanning the pack directory once.
+func (o *odb) snapshot() ([]*pack, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.scan(); err != nil {
+		return nil, err
+	}
+	return o.packs, nil
+}
+
+// locate finds h in a pack.
+func (o *odb) locate(h Hash) (*pack, int64, bool) {
+	packs, err := o.snapshot()
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, p := range packs {
+		if off, ok := p.find(h); ok {
+			return p, off, true
+		}
+	}
+	return nil, 0, false
+}
+
+// read returns the type and content of h.
+func (o *odb) read(h Hash) (ObjectType, []byte, error) {
+	if _, err := o.snapshot(); err != nil {
+		return "", nil, err
+	}
+	if p, off, ok := o.locate(h); ok {
+		return o.readPacked(p, off, 0)
+	}
+	return o.readLoose(h)
+}
+
+// readType returns the type of h without inflating delta chains.
+func (o *odb) readType(h Hash) (ObjectType, error) {
+	if _, err := o.snapshot(); err != nil {
+		return "", err
+	}
+	p, off, ok := o.locate(h)
+	if !ok {
+		t, _, err := o.readLoose(h)
+		return t, err
+	}
+	for depth := 0; depth < 10000; depth++ {
+		typ, _, baseOff, baseID, _, err := p.header(off)
+		if err != nil {
+			return "", err
+		}
+		switch typ {
+		case packOfsDelta:
+			off = baseOff
+		case packRefDelta:
+			bp, boff, ok := o.locate(baseID)
+			if !ok {
+				t, _, err := o.readLoose(baseID)
+				return t, err
+			}
+			p, off = bp, boff
+		default:
+			return packTypes[typ], nil
+		}
+	}
+	return "", fmt.Errorf("pack %s: delta chain too long", p.name)
+}
+
+func (o *odb) readPacked(p *pack, off int64, depth int) (ObjectType, []byte, error) {
+	o.cacheMu.Lock()
+	if el, ok := o.cache[cacheKey{p, off}]; ok {
+		o.lru.MoveToFront(el)
+		c := el.Value.(*cachedObject)
+		o.cacheMu.Unlock()
+		return c.typ, c.data, nil
+	}
+	o.cacheMu.Unlock()
+	if depth > 10000 {
+		return "", nil, fmt.Errorf("pack %s: delta chain too long", p.name)
+	}
+	typ, size, baseOff, baseID, at, err := p.header(off)
+	if err != nil {
+		return "", nil, err
+	}
+	if t, ok := packTypes[typ]; ok {
+		data, err := o.inflate(p, at, size)
+		if err == nil && depth > 0 {
+			o.remember(cacheKey{p, off}, t, data)
+		}
+		return t, data, err
+	}
+	var bt ObjectType
+	var base []byte
+	if typ == packOfsDelta {
+		bt, base, err = o.readPacked(p, baseOff, depth+1)
+	} else if bp, boff, ok := o.locate(baseID); ok {
+		bt, base, err = o.readPacked(bp, boff, depth+1)
+	} else {
+		bt, base, err = o.readLoose(baseID)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	delta, err := o.inflate(p, at, size)
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := applyDelta(base, delta)
+	if err != nil {
+		return "", nil, fmt.Errorf("pack %s: delta at %d: %w", p.name, off, err)
+	}
+	o.remember(cacheKey{p, off}, bt, out)
+	return bt, out, nil
+}
+
+// remember keeps a resolved object, evicting the least recently used ones
+// beyond the budget. Callers must not modify cached slices.
+func (o *odb) remember(k cacheKey, t ObjectType, data []byte) {
+	if len(data) > cacheMaxObject {
+		return
+	}
+	o.cacheMu.Lock()
+	defer o.cacheMu.Unlock()
+	if el, have := o.cache[k]; have {
+		o.lru.MoveToFront(el)
+		return
+	}
+	o.cache[k] = o.lru.PushFront(&cachedObject{k, t, data})
+	o.cacheLen += len(data)
+	for o.cacheLen > cacheBudget {
+		last := o.lru.Back()
+		c := last.Value.(*cachedObject)
+		o.lru.Remove(last)
+		delete(o.cache, c.key)
+		o.cacheLen -= len(c.data)
+	}
+}
+
+func deltaVarint(d []byte, pos int) (int, int, error) {
+	v, shift := 0, uint(0)
+	for {
+		if pos >= len(d) || shift > 56 {
+			return 0, 0, errors.New("truncated delta header")
+		}
+		c := d[pos]
+		pos++
+		v |= int(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			return v, pos, nil
+		}
+	}
+}
+
+// applyDelta applies a git delta (copy and insert instructions) to base.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	srcSize, pos, err := deltaVarint(delta, 0)
+	if err != nil {
+		return nil, err
+	}
+	if srcSize != len(base) {
+		return nil, fmt.Errorf("delta expects a base of %d bytes, have %d", srcSize, len(base))
+	}
+	dstSize, pos, err := deltaVarint(delta, pos)
+	if err != nil {
+		return nil, err
+	}
+	if dstSize > maxObject {
+		return nil, errors.New("delta result too large")
+	}
+	out := make([]byte, 0, dstSize)
+	for pos < len(delta) {
+		op := delta[pos]
+		pos++
+		switch {
+		case op&0x80 != 0:
+			var off, n int
+			for i := 0; i < 4; i++ {
+				if op&(1<<i) != 0 {
+					if pos >= len(delta) {
+						return nil, errors.New("truncated copy instruction")
+					}
+					off |= int(delta[pos]) << (8 * i)
+					pos++
+				}
+			}
+			for i := 0; i < 3; i++ {
+				if op&(0x10<<i) != 0 {
+					if pos >= len(delta) {
+						return nil, errors.New("truncated copy instruction")
+					}
+					n |= int(delta[pos]) << (8 * i)
+					pos++
+				}
+			}
+			if n == 0 {
+				n = 0x10000
+			}
+			if off+n > len(base) || off+n < off {
+				return nil, errors.New("copy instruction outside the base")
+			}
+			out = append(out, base[off:off+n]...)
+		case op != 0:
+			if pos+int(op) > len(delta) {
+				return nil, errors.New("truncated insert instruction")
+			}
+			out = append(out, delta[pos:pos+int(op)]...)
+			pos += int(op)
+		default:
+			return nil, errors.New("reserved delta instruction 0")
+		}
+	}
+	if len(out) != dstSize {
+		return nil, fmt.Errorf("delta produced %d bytes, want %d", len(out), dstSize)
+	}
+	return out, nil
+}
+
+// readLoose reads objects/ab/cdef...: zlib("<type> <size>\x00<data>").
+func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
+	s := h.String()
+	f, err := os.Open(filepath.Join(o.dir, s[:2], s[2:]))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return "", nil, errNoObject
+		}
+		return "", nil, err
+	}
+	defer f.Close()
+	in, zr, err := o.getInflater(nil, f)
+	if err != nil {
+		return "", nil, fmt.Errorf("loose object %s: %w", s, err)
+	}
+	defer o.putInflater(in)
+	br := make([]byte, 0, 32)
+	one := make([]byte, 1)
+	for len(br) < 40 {
+		if _, err := io.ReadFull(zr, one); err != nil {
+			return "", nil, fmt.Errorf("loose object %s: %w", s, err)
+		}
+		if one[0] == 0 {
+			break
+		}
+		br = append(br, one[0])
+	}
+	typ, sizeStr, ok := strings.Cut(string(br), " ")
+	size, err := strconv.ParseInt(sizeStr, 10, 64)
+	if !ok || err != nil || size < 0 || size > maxObject {
+		return "", nil, fmt.Errorf("loose object %s: bad header %q", s, br)
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(zr, data); err != nil {
+		return "", nil, fmt.Errorf("loose object %s: %w", s, err)
+	}
+	switch ObjectType(typ) {
+	case TypeCommit, TypeTree, TypeBlob, TypeTag:
+		return ObjectType(typ), data, nil
+	}
+	return "", nil, fmt.Errorf("loose object %s: unknown type %q", s, typ)
+}
+
+// prefixed returns the ids in packs and loose objects that start with the
+// given hex prefix.
+func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
+	packs, err := o.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[Hash]bool{}
+	var out []Hash
+	add := func(h Hash) {
+		if !seen[h] && strings.HasPrefix(h.String(), hexPrefix) {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	first := unhex(hexPrefix[0]) << 4
+	if len(hexPrefix) > 1 {
+		first |= unhex(hexPrefix[1])
+	}
+	for _, p := range packs {
+		lo, hi := 0, p.n
+		if len(hexPrefix) >= 2 {
+			if first > 0 {
+				lo = int(binary.BigEndian.Uint32(p.fanout[(int(first)-1)*4:]))
+			}
+			hi = int(binary.BigEndian.Uint32(p.fanout[int(first)*4:]))
+		}
+		for i := lo; i < hi; i++ {
+			var h Hash
+			copy(h[:], p.names[i*20:])
+			add(h)
+		}
+	}
+	dirs := []string{}
+	if len(hexPrefix) >= 2 {
+		dirs = append(dirs, hexPrefix[:2])
+	} else {
+		for c := 0; c < 16; c++ {
+			dirs = append(dirs, hexPrefix+strconv.FormatInt(int64(c), 16))
+		}
+	}
+	for _, d := range dirs {
+		es, err := os.ReadDir(filepath.Join(o.dir, d))
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if h, ok := ParseHash(d + e.Name()); ok {
+				add(h)
+			}
+		}
+	}
+	return out, nil
+}
