@@ -308,11 +308,16 @@ func (f *filter) emptyHint(allow, deny, hooks []Selector, uses map[string][]int)
 	check := func(s Selector) {
 		switch s.Kind {
 		case ByTag:
-			hints = append(hints, "tags in the spec: "+strings.Join(sortedKeys(tags), ", "))
+			if len(tags) == 0 {
+				hints = append(hints, "the spec's operations have no tags")
+			} else {
+				hints = append(hints, "tags in the spec: "+strings.Join(sortedKeys(tags), ", "))
+			}
 		case ByOperationID:
 			var near []string
 			for _, id := range ids {
-				if strings.EqualFold(id, s.Value) || strings.Contains(strings.ToLower(id), strings.ToLower(s.Value)) {
+				l, v := strings.ToLower(id), strings.ToLower(s.Value)
+				if l == v || strings.Contains(l, v) || editDistance(l, v) <= 2 {
 					near = append(near, id)
 				}
 			}
@@ -334,6 +339,30 @@ func (f *filter) emptyHint(allow, deny, hooks []Selector, uses map[string][]int)
 	hints = dedupe(hints)
 	hints = append(hints, "fix the profile, or pass --allow-empty-selectors")
 	return strings.Join(hints, "; ")
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {

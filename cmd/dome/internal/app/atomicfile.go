@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic writes data to path so that readers see the old file or
+// writeFileAtomic writes data to path (creating its directory) so that readers see the old file or
 // the whole new one, never a part: a temporary file in the same directory,
 // fsync, rename, fsync of the directory.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
