@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -27,16 +28,9 @@ func (f *filter) validate(data []byte, what string) error {
 	if err != nil {
 		return &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
 	}
-	err = kdoc.Validate(context.Background(), openapi3.EnableMultiError())
-	if err == nil {
+	errs := validateKin(context.Background(), kdoc)
+	if len(errs) == 0 {
 		return nil
-	}
-	var errs []error
-	var me openapi3.MultiError
-	if errors.As(err, &me) {
-		errs = me
-	} else {
-		errs = []error{err}
 	}
 	var lines []string
 	var first *errkind.InputError
@@ -59,6 +53,63 @@ func (f *filter) validate(data []byte, what string) error {
 		first.Problem += fmt.Sprintf(" (and %d more: %s)", n, strings.Join(lines, "; "))
 	}
 	return first
+}
+
+// validateKin runs kin-openapi's validation on two cores: the component
+// schemas (usually the bulk) in one goroutine, everything else (what
+// doc.Validate does, minus those schemas) in the other. kin-openapi's
+// validation only reads the document (its pattern cache is a sync.Map).
+func validateKin(ctx context.Context, kdoc *openapi3.T) []error {
+	opts := []openapi3.ValidationOption{openapi3.EnableMultiError()}
+	if kdoc.IsOpenAPI31OrLater() {
+		opts = append(opts, openapi3.IsOpenAPI31OrLater())
+	}
+	var schemas openapi3.Schemas
+	if kdoc.Components != nil && len(kdoc.Components.Schemas) > 0 {
+		schemas = kdoc.Components.Schemas
+		comps := *kdoc.Components
+		comps.Schemas = nil
+		rest := *kdoc
+		rest.Components = &comps
+		kdoc = &rest
+	}
+	done := make(chan []error)
+	go func() {
+		var errs []error
+		sctx := openapi3.WithValidationOptions(ctx, opts...)
+		names := make([]string, 0, len(schemas))
+		for n := range schemas {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			err := openapi3.ValidateIdentifier(n)
+			if err == nil {
+				err = schemas[n].Validate(sctx)
+			}
+			for _, e := range flatten(err) {
+				errs = append(errs, &openapi3.SectionValidationError{Section: "components", Cause: &openapi3.ComponentValidationError{Section: "schema", Name: n, Cause: e}})
+			}
+		}
+		done <- errs
+	}()
+	errs := flatten(kdoc.Validate(ctx, opts...))
+	return append(<-done, errs...)
+}
+
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	var me openapi3.MultiError
+	if errors.As(err, &me) {
+		var out []error
+		for _, e := range me {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }
 
 // componentSections maps kin-openapi's singular component names to sections.
