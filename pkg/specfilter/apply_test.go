@@ -449,3 +449,43 @@ func TestApply_PrunesLinksToDroppedOperations(t *testing.T) {
 		t.Errorf("a link to a kept operation was removed: %v", err)
 	}
 }
+
+func TestApply_ValidateInput(t *testing.T) {
+	// The dropped operation is invalid: only --validate-input sees it.
+	spec := "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {'200': {description: ok}}\n  /b:\n    get:\n      operationId: b\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {type: strin}}}\n"
+	doc, err := LoadBytes("spec/openapi.yaml", []byte(spec), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profile(t, `,"allow":{"operations":["a"]}`)
+	if _, err := Apply(doc, p, Options{}); err != nil {
+		t.Errorf("the kept part is valid: %v", err)
+	}
+	_, err = Apply(doc, p, Options{ValidateInput: true})
+	if err == nil || !strings.Contains(err.Error(), "line 9 (/paths/~1b/get): the input spec is not a valid OpenAPI document") {
+		t.Errorf("ValidateInput: %v", err)
+	}
+}
+
+func FuzzLoadAndApply(f *testing.F) {
+	f.Add([]byte(miniSpec))
+	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a: {$ref: '#/components/pathItems/A'}\ncomponents:\n  pathItems:\n    A: {get: {operationId: a, responses: {'200': {description: ok}}}}\n"))
+	f.Add([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/x/{id}":{"get":{"tags":["t"],"responses":{"200":{"description":"ok","links":{"l":{"operationRef":"#/paths/~1x~1{id}/get"}}}}}}}}`))
+	p, err := ParseProfile("p.profile.json", []byte(`{"schema_version":"dome.profile/v1","id":"p","deny":{"operations":["DELETE /**"]},"strip_extensions":["x-"]}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := LoadBytes("spec.yaml", data, LoadOptions{Limits: Limits{MaxDepth: 64, MaxAliasNodes: 10000}})
+		if err != nil {
+			return
+		}
+		res, err := Apply(doc, p, Options{AllowEmptySelectors: true})
+		if err != nil {
+			return
+		}
+		if _, err := LoadBytes("out.json", res.JSON, LoadOptions{}); err != nil {
+			t.Fatalf("the output does not load: %v", err)
+		}
+	})
+}

@@ -18,7 +18,13 @@ const maxReported = 5
 // validate checks data (the filtered spec, or the whole input) with
 // kin-openapi and reports problems at their place in the input: the file,
 // the JSON pointer and the line.
-func (f *filter) validate(data []byte, what string) error {
+func (f *filter) validate(data []byte, what string) (err error) {
+	// dome must not crash on a document kin-openapi cannot handle.
+	defer func() {
+		if r := recover(); r != nil {
+			err = &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, r), Hint: "pass --no-validate to skip validation, and report the document to dome's maintainers"}
+		}
+	}()
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.ReadFromURIFunc = func(*openapi3.Loader, *url.URL) ([]byte, error) {
@@ -28,7 +34,10 @@ func (f *filter) validate(data []byte, what string) error {
 	if err != nil {
 		return &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
 	}
-	errs := validateKin(context.Background(), kdoc)
+	errs, perr := validateKin(context.Background(), kdoc)
+	if perr != nil {
+		panic(perr)
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -59,7 +68,7 @@ func (f *filter) validate(data []byte, what string) error {
 // schemas (usually the bulk) in one goroutine, everything else (what
 // doc.Validate does, minus those schemas) in the other. kin-openapi's
 // validation only reads the document (its pattern cache is a sync.Map).
-func validateKin(ctx context.Context, kdoc *openapi3.T) []error {
+func validateKin(ctx context.Context, kdoc *openapi3.T) ([]error, any) {
 	opts := []openapi3.ValidationOption{openapi3.EnableMultiError()}
 	if kdoc.IsOpenAPI31OrLater() {
 		opts = append(opts, openapi3.IsOpenAPI31OrLater())
@@ -73,9 +82,16 @@ func validateKin(ctx context.Context, kdoc *openapi3.T) []error {
 		rest.Components = &comps
 		kdoc = &rest
 	}
-	done := make(chan []error)
+	type result struct {
+		errs  []error
+		panic any
+	}
+	done := make(chan result)
 	go func() {
 		var errs []error
+		defer func() {
+			done <- result{errs, recover()}
+		}()
 		sctx := openapi3.WithValidationOptions(ctx, opts...)
 		names := make([]string, 0, len(schemas))
 		for n := range schemas {
@@ -91,10 +107,21 @@ func validateKin(ctx context.Context, kdoc *openapi3.T) []error {
 				errs = append(errs, &openapi3.SectionValidationError{Section: "components", Cause: &openapi3.ComponentValidationError{Section: "schema", Name: n, Cause: e}})
 			}
 		}
-		done <- errs
 	}()
-	errs := flatten(kdoc.Validate(ctx, opts...))
-	return append(<-done, errs...)
+	var errs []error
+	var mainPanic any
+	func() {
+		defer func() { mainPanic = recover() }()
+		errs = flatten(kdoc.Validate(ctx, opts...))
+	}()
+	r := <-done
+	if r.panic != nil {
+		return nil, r.panic
+	}
+	if mainPanic != nil {
+		return nil, mainPanic
+	}
+	return append(r.errs, errs...), nil
 }
 
 func flatten(err error) []error {
