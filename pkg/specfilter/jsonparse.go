@@ -201,7 +201,11 @@ func (p *jsonParser) number() (*Value, error) {
 		}
 	}
 	p.pos = i
-	return &Value{Kind: KindNumber, Text: string(d[start:i]), Line: int32(p.line)}, nil
+	text := string(d[start:i])
+	if err := checkRange(text); err != nil {
+		return nil, p.errorf("%v", err)
+	}
+	return &Value{Kind: KindNumber, Text: text, Line: int32(p.line)}, nil
 }
 
 func (p *jsonParser) push(f jsonFrame) error {
@@ -424,6 +428,15 @@ func (p *jsonParser) str() (string, error) {
 			return "", p.errorf("invalid escape \\%c", e)
 		}
 	}
+}
+
+// checkRange refuses numbers beyond IEEE 754 double range, which RFC 8785
+// (and JSON's interoperable subset) cannot represent.
+func checkRange(text string) error {
+	if _, err := strconv.ParseFloat(text, 64); err != nil {
+		return fmt.Errorf("number %s is out of the IEEE 754 double range that RFC 8785 canonical JSON can represent", text)
+	}
+	return nil
 }
 
 func hex4(d []byte, i int) (rune, bool) {

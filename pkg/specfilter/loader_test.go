@@ -73,6 +73,7 @@ func TestParseJSON_BadInput(t *testing.T) {
 		{"unterminated", `{"a":"x`, "unterminated"},
 		{"nan", `{"a":NaN}`, "unexpected character"},
 		{"empty", ``, "unexpected end"},
+		{"out of double range", `{"a":1e400}`, "out of the IEEE 754 double range"},
 	}
 	for _, tt := range tests {
 		_, err := ParseJSON([]byte(tt.in), Limits{})
@@ -83,12 +84,12 @@ func TestParseJSON_BadInput(t *testing.T) {
 }
 
 func TestParseJSON_KeepsNumbersAndOrder(t *testing.T) {
-	in := `{"z":1.0,"a":[1e400,-0,12345678901234567890],"m":{"b":"\u00e9\n","a":null}}`
+	in := `{"z":1.0,"a":[1e300,-0,12345678901234567890],"m":{"b":"\u00e9\n","a":null}}`
 	v, err := ParseJSON([]byte(in), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"z":1.0,"a":[1e400,-0,12345678901234567890],"m":{"b":"é\n","a":null}}`
+	want := `{"z":1.0,"a":[1e300,-0,12345678901234567890],"m":{"b":"é\n","a":null}}`
 	if got := string(v.AppendJSON(nil)); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}

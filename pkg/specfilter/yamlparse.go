@@ -244,6 +244,9 @@ func (c *yamlConv) scalar(n *yaml.Node) (*Value, error) {
 		if err != nil {
 			return nil, c.errorf(n, "invalid integer %q", n.Value)
 		}
+		if err := checkRange(lit); err != nil {
+			return nil, c.errorf(n, "%v", err)
+		}
 		return &Value{Kind: KindNumber, Text: lit, Line: line}, nil
 	case "!!float":
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)

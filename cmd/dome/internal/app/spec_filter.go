@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -170,6 +171,16 @@ type toolFiles struct {
 }
 
 func (f toolFiles) ReadFile(name string) ([]byte, error) {
+	found := false
+	for _, e := range f.tool.Files {
+		if e.Path == name {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%s has no file %s at %s: %w", f.tool.ToolID, name, f.tool.Commit.Short(), fs.ErrNotExist)
+	}
 	data, _, err := f.reg.ReadFile(f.tool, name)
 	return data, err
 }
