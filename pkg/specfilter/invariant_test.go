@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/dome-registry/dome/pkg/canonical"
 )
 
 // Property tests: random profiles over real documents (the example registry
@@ -126,6 +128,10 @@ func checkInvariants(t *testing.T, r *rand.Rand, name string, doc *Document, p *
 	res, err := Apply(doc, p, opts)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+	// The bytes are RFC 8785 canonical (a fixpoint of pkg/canonical) and the digest is theirs.
+	if c, err := canonical.Transform(res.JSON); err != nil || string(c) != string(res.JSON) || res.Digest != canonical.Digest(res.JSON) {
+		t.Fatalf("%s: the output is not canonical JSON or its digest is wrong (%v)", name, err)
 	}
 	// Same bytes again, and with the input's keys in another order.
 	again, err := Apply(doc, p, opts)
