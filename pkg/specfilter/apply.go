@@ -3,6 +3,7 @@ package specfilter
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -62,6 +63,7 @@ func Apply(doc *Document, p *Profile, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.inexactNumbers(out, nil)
 	raw := out.AppendJSON(nil)
 	canon, err := canonical.Transform(raw)
 	if err != nil {
@@ -165,6 +167,34 @@ func stringList(v *Value) []string {
 		}
 	}
 	return out
+}
+
+// inexactNumbers warns about integers that an IEEE 754 double cannot hold
+// exactly: RFC 8785 writes them rounded (9223372036854775807 becomes
+// 9223372036854776000), and so would every JSON parser that reads the output.
+func (f *filter) inexactNumbers(v *Value, at Pointer) {
+	switch v.Kind {
+	case KindNumber:
+		t := strings.TrimPrefix(v.Text, "-")
+		if len(t) <= 15 || strings.ContainsAny(t, ".eE") {
+			return
+		}
+		fl, err := strconv.ParseFloat(v.Text, 64)
+		if err != nil {
+			return
+		}
+		if exact := strconv.FormatFloat(fl, 'f', -1, 64); exact != v.Text {
+			f.ex.warn(fmt.Sprintf("number %s at %s is not exact as an IEEE 754 double: RFC 8785 writes %s", v.Text, at, exact))
+		}
+	case KindArray:
+		for i, it := range v.Items {
+			f.inexactNumbers(it, append(at, itoa(i)))
+		}
+	case KindObject:
+		for _, m := range v.Members {
+			f.inexactNumbers(m.Value, append(at, m.Key))
+		}
+	}
 }
 
 // selectOps decides every operation and checks the selectors.

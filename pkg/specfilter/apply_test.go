@@ -489,3 +489,22 @@ func FuzzLoadAndApply(f *testing.F) {
 		}
 	})
 }
+
+func TestApply_WarnsAboutInexactIntegers(t *testing.T) {
+	spec := "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: a\n      parameters:\n        - {name: n, in: query, schema: {type: integer, format: int64, maximum: 9223372036854775807, minimum: -9007199254740992}}\n      responses: {'200': {description: ok}}\n"
+	doc, err := LoadBytes("spec.yaml", []byte(spec), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Apply(doc, profile(t, ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(res.Explain.Warnings, "\n")
+	if !strings.Contains(w, "number 9223372036854775807 at /paths/~1a/get/parameters/0/schema/maximum is not exact as an IEEE 754 double: RFC 8785 writes 9223372036854776000") || strings.Contains(w, "9007199254740992") {
+		t.Errorf("warnings = %v", res.Explain.Warnings)
+	}
+	if !strings.Contains(string(res.JSON), `"maximum":9223372036854776000`) {
+		t.Errorf("output = %s", res.JSON)
+	}
+}
