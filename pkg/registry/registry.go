@@ -268,3 +268,35 @@ func Latest(rs []Release) (Release, bool) {
 	}
 	return Release{}, false
 }
+
+// StrayTag is a tag under refs/tags/registry/ that is not a release.
+type StrayTag struct {
+	Tag     string
+	Problem string
+}
+
+// StrayReleaseTags lists tags in the release namespace that dome cannot
+// treat as releases: bad names, bad versions, or tags that do not name a commit.
+func (r *Registry) StrayReleaseTags() ([]StrayTag, error) {
+	refs, err := r.repo.Refs("refs/tags/registry/")
+	if err != nil {
+		return nil, err
+	}
+	var out []StrayTag
+	for _, ref := range refs {
+		tag := strings.TrimPrefix(ref.Name, "refs/tags/")
+		rest := strings.TrimPrefix(tag, "registry/")
+		id, v, ok := strings.Cut(rest, "/")
+		switch {
+		case !ok || !ValidID(id) || strings.Contains(v, "/"):
+			out = append(out, StrayTag{tag, "not a release tag name (want registry/<tool_id>/vX.Y.Z)"})
+		case !IsReleaseVersion(v):
+			out = append(out, StrayTag{tag, fmt.Sprintf("%q is not a release version vX.Y.Z", v)})
+		default:
+			if _, _, err := r.repo.Peel(ref.Name, ref.Target); err != nil {
+				out = append(out, StrayTag{tag, err.Error()})
+			}
+		}
+	}
+	return out, nil
+}

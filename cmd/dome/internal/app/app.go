@@ -108,6 +108,7 @@ func commands(env *Env) []*cli.Command {
 		newResolveCommand(env),
 		newRegistryCommand(env),
 		newSpecCommand(env),
+		newReleaseCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)

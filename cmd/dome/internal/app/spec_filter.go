@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -33,7 +32,7 @@ func newSpecCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:        "spec",
 		Usage:       "work with a tool's OpenAPI spec",
-		Subcommands: []*cli.Command{newSpecFilterCommand(env)},
+		Subcommands: []*cli.Command{newSpecFilterCommand(env), newSpecDiffCommand(env)},
 	}
 }
 
@@ -163,28 +162,6 @@ func readProfileFile(env *Env, name string) (*specfilter.Profile, error) {
 	return specfilter.ParseProfile(name, data)
 }
 
-// toolFiles reads a pinned tool's files through the registry: the
-// specfilter.FileReader of the registry form.
-type toolFiles struct {
-	reg  *registry.Registry
-	tool *registry.ToolResolution
-}
-
-func (f toolFiles) ReadFile(name string) ([]byte, error) {
-	found := false
-	for _, e := range f.tool.Files {
-		if e.Path == name {
-			found = true
-			break
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("%s has no file %s at %s: %w", f.tool.ToolID, name, f.tool.Commit.Short(), fs.ErrNotExist)
-	}
-	data, _, err := f.reg.ReadFile(f.tool, name)
-	return data, err
-}
-
 func runSpecFilterRegistry(ctx context.Context, env *Env, reg *registry.Registry, opts specFilterOptions) error {
 	tref, err := registry.ParseRef("tool", opts.Tool)
 	if err != nil {
@@ -224,8 +201,8 @@ func runSpecFilterRegistry(ctx context.Context, env *Env, reg *registry.Registry
 			return err
 		}
 	}
-	describe := func(name string) string { return t.ToolPath + "/" + name + "@" + t.Commit.Short() }
-	doc, err := specfilter.Load(toolFiles{reg: reg, tool: t}, t.Tool.Spec, specfilter.LoadOptions{Describe: describe})
+	files := reg.Files(t)
+	doc, err := specfilter.Load(files, t.Tool.Spec, specfilter.LoadOptions{Describe: files.Describe})
 	if err != nil {
 		return err
 	}
