@@ -83,9 +83,9 @@ func (e *ConflictError) Error() string {
 
 // fstate is what a path holds while a patch is applied.
 type fstate struct {
-	exists bool
-	mode   Mode
-	id     OID
+	exists  bool
+	mode    Mode
+	id      OID
 	data    []byte
 	loaded  bool
 	changed bool // set by the patch: to be written
