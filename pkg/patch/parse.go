@@ -148,7 +148,8 @@ func splitLines(data []byte) []string {
 }
 
 func (p *parser) errf(line int, format string, a ...any) error {
-	return &errkind.InputError{Source: p.src, Field: fmt.Sprintf("line %d", line), Problem: fmt.Sprintf(format, a...)}
+	return &errkind.InputError{Source: p.src, Field: fmt.Sprintf("line %d", line), Problem: fmt.Sprintf(format, a...),
+		Hint: "regenerate the patch with git diff, git format-patch or git show; a hand-edited hunk must keep its header counts right"}
 }
 
 var (

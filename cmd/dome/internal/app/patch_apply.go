@@ -119,7 +119,7 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 		r := patchApplyResult{Source: p.Source, Subject: p.Header.Subject, Files: res.Files, Conflicts: res.Conflicts}
 		var ce *patch.ConflictError
 		if err != nil && !errors.As(err, &ce) {
-			return err
+			return namePatch(err, p.Source)
 		}
 		if ce != nil && res.Tree.IsZero() {
 			out.Results = append(out.Results, r)

@@ -77,7 +77,7 @@ func runPatchCheck(_ context.Context, env *Env, repo *gitstore.Repo, opts patchC
 		r := patchCheckResult{Source: p.Source, Subject: p.Header.Subject, Files: res.Files, Conflicts: res.Conflicts}
 		var ce *patch.ConflictError
 		if err != nil && !errors.As(err, &ce) {
-			return err
+			return namePatch(err, p.Source)
 		}
 		if ce == nil {
 			r.Applies = true

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/mail"
@@ -188,4 +189,13 @@ func parseGitDate(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("bad date %q", s)
+}
+
+// namePatch puts the patch file's name on an input error from the engine.
+func namePatch(err error, source string) error {
+	var ie *errkind.InputError
+	if errors.As(err, &ie) && ie.Source == "patch" {
+		ie.Source = source
+	}
+	return err
 }

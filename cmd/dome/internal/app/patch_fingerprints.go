@@ -19,11 +19,14 @@ func newPatchFingerprintsCommand(env *Env) *cli.Command {
 		Usage:     "print the hunk fingerprints of patches against a base commit (JSON)",
 		ArgsUsage: "PATCH... (- for standard input)",
 		Flags: withGlobal(
-			&cli.StringFlag{Name: "base", Usage: "the base commit `REV` (recorded as base_ref, a full SHA)", Required: true},
+			&cli.StringFlag{Name: "base", Usage: "the base commit `REV` (recorded as base_ref, a full SHA)"},
 			patchStripFlag(), patchMaxSizeFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			base := c.String("base")
+			if base == "" {
+				return usagef("patch fingerprints needs --base REV (the commit the patch is made against)")
+			}
 			if _, ok := patch.ParseOID(base); !ok {
 				repo, err := openRepo(c.Context, env, c)
 				if err != nil {
