@@ -203,3 +203,38 @@ func conform(t *testing.T, repoDir string, text []byte, write bool) confStats {
 	}
 	return st
 }
+
+// BenchmarkApplySeries applies a 200-patch simulated series in memory over
+// the repository (parse + apply per patch; bench/patch runs the CLI).
+func BenchmarkApplySeries(b *testing.B) {
+	needGit(b)
+	repoDir := simRepo(b, 201)
+	text := gitCmd(b, repoDir, nil, "format-patch", "--stdout", "-M", "main~200..main")
+	base := strings.TrimSpace(string(gitCmd(b, repoDir, nil, "rev-parse", "main~200^{tree}")))
+	want := strings.TrimSpace(string(gitCmd(b, repoDir, nil, "rev-parse", "main^{tree}")))
+	repo, err := gitstore.Open(repoDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer repo.Close()
+	root, _ := patch.ParseOID(base)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		ps, err := patch.Parse(text, patch.ParseOptions{Strip: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := patch.NewMemStore(patch.NewRepoStore(repo))
+		cur := root
+		for _, p := range ps {
+			res, err := patch.Apply(st, cur, p, patch.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cur = res.Tree
+		}
+		if cur.String() != want {
+			b.Fatalf("tree %s, want %s", cur, want)
+		}
+	}
+}
