@@ -294,7 +294,7 @@ func (a *applier) file(f *File) error {
 		a.state[f.OldPath] = &fstate{}
 		return nil
 	}
-	if mode == ModeSymlink && (src == nil || src.mode != ModeSymlink || !bytes.Equal(data, old)) {
+	if mode == ModeSymlink && (src == nil || src.mode != ModeSymlink || !bytes.Equal(data, old) || f.NewPath != f.OldPath) {
 		if err := CheckSymlink(f.NewPath, data); err != nil {
 			return refuse(f.NewPath, err.Error(), "a patch may only create symlinks that stay inside the tree")
 		}

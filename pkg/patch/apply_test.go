@@ -204,7 +204,7 @@ func TestApply_Conflict_ReportsHunk(t *testing.T) {
 
 // Refusals: each names the offending path and writes nothing.
 func TestApply_Safety_Refusals(t *testing.T) {
-	base := map[string]tf{"a.txt": {data: "a\n"}, "d/in.txt": {data: "in\n"}}
+	base := map[string]tf{"a.txt": {data: "a\n"}, "d/in.txt": {data: "in\n"}, "d/l": {data: "../a.txt", mode: ModeSymlink}}
 	newFile := func(path string) string {
 		return fmt.Sprintf("diff --git a/%[1]s b/%[1]s\nnew file mode 100644\n--- /dev/null\n+++ b/%[1]s\n@@ -0,0 +1 @@\n+x\n", path)
 	}
@@ -220,8 +220,9 @@ func TestApply_Safety_Refusals(t *testing.T) {
 		{"control byte", "diff --git \"a/bell\\a\" \"b/bell\\a\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/bell\\a\"\n@@ -0,0 +1 @@\n+x\n", "bell\a", true},
 		{"NUL byte", "diff --git \"a/nul\\000\" \"b/nul\\000\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/nul\\000\"\n@@ -0,0 +1 @@\n+x\n", "nul\x00", true},
 		{"symlink outside", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+../../etc/passwd\n\\ No newline at end of file\n", "l", false},
-		{"symlink absolute", "diff --git a/d/l b/d/l\nnew file mode 120000\n--- /dev/null\n+++ b/d/l\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n", "d/l", false},
+		{"symlink absolute", "diff --git a/d/m b/d/m\nnew file mode 120000\n--- /dev/null\n+++ b/d/m\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n", "d/m", false},
 		{"symlink into .git", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+d/../.git/config\n\\ No newline at end of file\n", "l", false},
+		{"symlink renamed out of the tree", "diff --git a/d/l b/l\nsimilarity index 100%\nrename from d/l\nrename to l\n", "l", false},
 		{"file replaced by a directory", newFile("a.txt/x"), "a.txt/x", false},
 		{"directory replaced by a file", newFile("d"), "d", false},
 		{"hunk longer than its header", "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n+c\n", "", true},
