@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dome-registry/dome/internal/gittest"
 	"github.com/dome-registry/dome/internal/patchsim"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
@@ -28,7 +29,7 @@ func gitCmd(t testing.TB, dir string, stdin []byte, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "LC_ALL=C", "TZ=UTC")
+	cmd.Env = gittest.Env()
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -41,11 +42,7 @@ func gitCmd(t testing.TB, dir string, stdin []byte, args ...string) []byte {
 	return out
 }
 
-func needGit(t testing.TB) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git binary not found")
-	}
-}
+func needGit(t testing.TB) { gittest.Need(t) }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

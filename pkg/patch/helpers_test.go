@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/dome-registry/dome/internal/gittest"
 )
 
 // tf is a test file: content and mode (0 = 100644).
@@ -96,24 +98,15 @@ func (m *MemStore) count() int {
 // gitRepo makes a worktree repository holding files, committed.
 func gitRepo(t testing.TB, files map[string]tf) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git binary not found")
-	}
-	dir := t.TempDir()
-	run(t, dir, nil, "init", "-q")
+	r := gittest.New(t)
 	for p, f := range files {
-		fp := filepath.Join(dir, p)
-		os.MkdirAll(filepath.Dir(fp), 0o755)
-		if err := os.WriteFile(fp, []byte(f.data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		r.Write(map[string]string{p: f.data})
 		if f.mode == ModeExec {
-			os.Chmod(fp, 0o755)
+			os.Chmod(filepath.Join(r.Dir, p), 0o755)
 		}
 	}
-	run(t, dir, nil, "add", "-A")
-	run(t, dir, nil, "commit", "-q", "--allow-empty", "-m", "base")
-	return dir
+	r.Commit("base")
+	return r.Dir
 }
 
 func run(t testing.TB, dir string, stdin []byte, args ...string) string {
@@ -128,8 +121,7 @@ func run(t testing.TB, dir string, stdin []byte, args ...string) string {
 func runErr(dir string, stdin []byte, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "LC_ALL=C")
+	cmd.Env = gittest.Env()
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
