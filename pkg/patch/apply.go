@@ -23,7 +23,23 @@ type Options struct {
 	// Fuzz lets a hunk apply with up to Fuzz context lines ignored at each
 	// end (0, the default, is git apply's exact context).
 	Fuzz int
+	// Partial chooses what happens to the rest of a patch when part of it
+	// does not apply (the seed's atomicity policy).
+	Partial Partial
 }
+
+// Partial is an atomicity policy.
+type Partial int
+
+// Atomicity policies: all or nothing (atomic_proposal, the default), every
+// file that applies whole (atomic_file), every hunk that applies (hunk_ok).
+// With PartialFile or PartialHunk, Apply writes the tree of what applied
+// and still returns a *ConflictError listing what did not.
+const (
+	PartialNone Partial = iota
+	PartialFile
+	PartialHunk
+)
 
 // Result is the outcome of Apply.
 type Result struct {
@@ -111,7 +127,7 @@ func Apply(st Store, base OID, p *Patch, opts Options) (*Result, error) {
 			return a.res, err
 		}
 	}
-	if len(a.res.Conflicts) > 0 && !(opts.ThreeWay && opts.WriteConflicts && allMerged(a.res)) {
+	if len(a.res.Conflicts) > 0 && opts.Partial == PartialNone && !(opts.ThreeWay && opts.WriteConflicts && allMerged(a.res)) {
 		return a.res, &ConflictError{Conflicts: a.res.Conflicts}
 	}
 	paths := make([]string, 0, len(a.state))
@@ -401,6 +417,9 @@ func (a *applier) text(f *File, src *fstate, old []byte, fr *FileResult) ([]byte
 			h := f.Hunks[i]
 			a.conflict(fr, Conflict{Path: f.Path(), Hunk: i + 1, Lines: fmt.Sprintf("%d-%d", h.OldStart, h.OldStart+h.OldLines-1),
 				Reason: "context does not match"})
+		}
+		if a.opts.Partial == PartialHunk && len(failed) < len(f.Hunks) {
+			return out, true, nil // the hunks that applied
 		}
 		return nil, false, nil
 	}

@@ -311,3 +311,46 @@ func TestApply_OffsetMatchesGit(t *testing.T) {
 		})
 	}
 }
+
+func TestApply_Partial(t *testing.T) {
+	text := `diff --git a/a.txt b/a.txt
+--- a/a.txt
++++ b/a.txt
+@@ -2,3 +2,3 @@
+ line 2
+-line 3
++LINE 3
+ line 4
+@@ -10,3 +10,3 @@
+ line 10
+-line eleven
++LINE 11
+ line 12
+diff --git a/b.txt b/b.txt
+--- a/b.txt
++++ b/b.txt
+@@ -1 +1 @@
+-b
++B
+`
+	tests := []struct {
+		partial Partial
+		a, b    string
+	}{
+		{PartialFile, base20, "B\n"},
+		{PartialHunk, strings.Replace(base20, "line 3\n", "LINE 3\n", 1), "B\n"},
+	}
+	for _, tt := range tests {
+		st := NewMemStore(nil)
+		root := build(t, st, map[string]tf{"a.txt": {data: base20}, "b.txt": {data: "b\n"}})
+		res, err := Apply(st, root, mustParse(t, text), Options{Partial: tt.partial})
+		var ce *ConflictError
+		if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].Hunk != 2 {
+			t.Fatalf("partial %d: err = %v", tt.partial, err)
+		}
+		got := files(t, st, res.Tree)
+		if got["a.txt"].data != tt.a || got["b.txt"].data != tt.b {
+			t.Errorf("partial %d: %v", tt.partial, got)
+		}
+	}
+}
