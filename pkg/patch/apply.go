@@ -530,7 +530,7 @@ func applyHunks(data []byte, hunks []*Hunk, fuzz int) ([]byte, []HunkResult, []i
 			pos = h.NewStart - 1
 		}
 		want := pos
-		dropped := 0
+		droppedLead, droppedTrail := 0, 0
 		at := -1
 		for {
 			at = findPos(img, pre, pos, matchBeginning, matchEnd)
@@ -541,28 +541,30 @@ func applyHunks(data []byte, hunks []*Hunk, fuzz int) ([]byte, []HunkResult, []i
 				matchBeginning, matchEnd = false, false
 				continue
 			}
-			if (leading == 0 && trailing == 0) || dropped >= 2*fuzz {
-				break
-			}
-			if leading >= trailing && leading > 0 {
+			canLead := leading > 0 && droppedLead < fuzz && len(pre) > 0
+			canTrail := trailing > 0 && droppedTrail < fuzz && len(pre) > 0
+			switch {
+			case canLead && (leading >= trailing || !canTrail):
 				pre, post = pre[1:], post[1:]
 				pos--
 				leading--
-				dropped++
-			}
-			if trailing > leading {
+				droppedLead++
+			case canTrail:
 				pre, post = pre[:len(pre)-1], post[:len(post)-1]
 				trailing--
-				dropped++
+				droppedTrail++
+			default:
+				goto done
 			}
 		}
+	done:
 		if at < 0 {
 			failed = append(failed, i)
 			results = append(results, HunkResult{Hunk: i + 1})
 			continue
 		}
 		img = append(img[:at], append(append([]string(nil), post...), img[at+len(pre):]...)...)
-		results = append(results, HunkResult{Hunk: i + 1, Applied: true, Line: at + 1, Offset: at - want, Fuzz: dropped})
+		results = append(results, HunkResult{Hunk: i + 1, Applied: true, Line: at + 1, Offset: at - want, Fuzz: droppedLead + droppedTrail})
 	}
 	var b bytes.Buffer
 	for _, l := range img {
