@@ -110,6 +110,10 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 	if err != nil {
 		return err
 	}
+	if !oldRef.IsZero() && baseCommit != oldRef {
+		return &errkind.InputError{Source: "--commit", Field: ref, Problem: fmt.Sprintf("%s is at %s; committing onto --base %s would rewrite it", ref, oldRef.Short(), baseCommit.Short()),
+			Hint: "omit --base to build on the ref, or commit onto a new ref"}
+	}
 	store := patch.NewRepoStore(repo)
 	out := patchApplyOutput{Base: baseCommit.String(), Ref: ref, Results: []patchApplyResult{}}
 	cur, parent := patch.OID(baseTree), baseCommit
