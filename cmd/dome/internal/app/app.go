@@ -107,6 +107,7 @@ func commands(env *Env) []*cli.Command {
 	cmds := []*cli.Command{
 		newResolveCommand(env),
 		newRegistryCommand(env),
+		newSpecCommand(env),
 		newPatchCommand(env),
 	}
 	for _, c := range cmds {
