@@ -109,6 +109,7 @@ func commands(env *Env) []*cli.Command {
 		newRegistryCommand(env),
 		newSpecCommand(env),
 		newReleaseCommand(env),
+		newPatchCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
