@@ -107,6 +107,8 @@ func unpinnedReason(p Pin) string {
 		return fmt.Sprintf("branch %s moves (it is at %s now)", strings.TrimPrefix(p.RefName, "refs/heads/"), p.Commit.Short())
 	case gitstore.KindHead:
 		return fmt.Sprintf("HEAD moves (it is at %s now)", p.Commit.Short())
+	case gitstore.KindAncestor:
+		return fmt.Sprintf("an ancestry expression moves with its base (it names %s now)", p.Commit)
 	case gitstore.KindShortSHA:
 		return fmt.Sprintf("a short SHA can become ambiguous as the repository grows (it names %s)", p.Commit)
 	case gitstore.KindTag:
@@ -121,9 +123,10 @@ func unpinnedReason(p Pin) string {
 func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, error) {
 	remote := r.repo.RemoteURL() != ""
 	gitRev := rev
-	release := IsReleaseVersion(rev)
+	base, suffix := gitstore.SplitAncestry(rev)
+	release := IsReleaseVersion(base)
 	if release {
-		gitRev = ReleaseRef(toolID, rev)
+		gitRev = ReleaseRef(toolID, base) + suffix
 	}
 	// A remote's cache answers immutable names (full SHAs, release tags)
 	// without the network; anything that can move is fetched first.
@@ -154,7 +157,7 @@ func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, 
 			p.Kind = KindRelease
 		}
 	}
-	if release && p.Kind != KindRelease {
+	if release && suffix == "" && p.Kind != KindRelease {
 		return Pin{}, &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s is a lightweight tag, not a release", ref, ReleaseTag(toolID, rev)), Hint: "releases are annotated tags; recreate it with dome release"}
 	}
 	tree, err := r.repo.CommitTree(p.Commit)
@@ -187,6 +190,8 @@ func (r *Registry) revError(src, ref, toolID, rev string, release bool, err erro
 		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s", ref, notCommit.Error()), Hint: "point the ref at a commit", Err: err}
 	case errors.Is(err, gitstore.ErrEmptyRepo):
 		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: the repository %s has no commits", ref, r.repo.Path()), Hint: "commit the registry first, or pass --repo", Err: err}
+	case errors.Is(err, gitstore.ErrNotFound) && strings.ContainsAny(rev, "~^"):
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %v", ref, err), Hint: "the ancestry steps go past the history; use fewer", Err: err}
 	case errors.Is(err, gitstore.ErrNotFound):
 		if release {
 			hint := fmt.Sprintf("list releases with: dome registry show %s@HEAD", toolID)

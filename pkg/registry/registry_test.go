@@ -35,8 +35,11 @@ func TestParseRef(t *testing.T) {
 		{"a..b@main", "", "", "must match"},
 		{"p@a b", "", "", "invalid ref"},
 		{"p@a..b", "", "", "invalid ref"},
-		{"p@x~1", "", "", "invalid ref"},
-		{"p@x^", "", "", "invalid ref"},
+		{"p@main~1", "p", "main~1", ""},
+		{"p@v1.2.0^2", "p", "v1.2.0^2", ""},
+		{"p@x~y", "", "", "invalid ref"},
+		{"p@~1", "", "", "invalid ref"},
+		{"p@a~1b", "", "", "invalid ref"},
 		{"p@x:y", "", "", "invalid ref"},
 		{"p@refs/heads/x.lock", "", "", "invalid ref"},
 		{"p@/abs", "", "", "invalid ref"},
@@ -95,7 +98,7 @@ func FuzzParseRef(f *testing.F) {
 		if !registry.ValidID(r.ID) || r.String() != s {
 			t.Fatalf("accepted %q as %+v", s, r)
 		}
-		if strings.Contains(r.Rev, "..") || strings.ContainsAny(r.Rev, " \x00") {
+		if strings.Contains(r.Rev, "..") || strings.ContainsAny(r.Rev, " \x00:") {
 			t.Fatalf("accepted unsafe rev %q", r.Rev)
 		}
 	})
