@@ -13,3 +13,9 @@ for tool in $("$dome" registry list --json | sed -n 's/^      "id": "\(.*\)",$/\
 done
 run registry show petstore@HEAD
 run registry cat petstore@HEAD profiles/readonly.profile.json
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for tool in $("$dome" registry list --json | sed -n 's/^      "id": "\(.*\)",$/\1/p'); do
+  run spec filter "$tool@HEAD" --profile "readonly@HEAD" --out "$out/$tool.readonly.openapi.json"
+done
+run spec filter ticketing@HEAD --profile highrisk@HEAD --out "$out/ticketing.highrisk.openapi.json" --explain

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -67,6 +71,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// gitdaemon DIR: serve the repositories below DIR with a real
 			// "git daemon" on 127.0.0.1 and set $GITD to its git:// base URL.
 			"gitdaemon": gitDaemon,
+			// pgpkey NAME: write an OpenPGP key pair to NAME.key (armored
+			// private) and NAME.pub (armored public).
+			"pgpkey": pgpKey,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")
@@ -103,6 +110,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				}
 				_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-daemon"))
 				return err == nil, nil
+			case "gpg":
+				_, err := exec.LookPath("gpg")
+				return err == nil, nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil
@@ -123,7 +133,7 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--base-path="+base,
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--base-path="+base,
 		"--listen=127.0.0.1", "--port="+strconv.Itoa(port), base)
 	cmd.Env = os.Environ()
 	if err := cmd.Start(); err != nil {
@@ -146,4 +156,32 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Setenv("GITD", "git://"+addr)
+}
+
+func pgpKey(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgpkey NAME")
+	}
+	e, err := openpgp.NewEntity(args[0], "dome test key", args[0]+"@dome.invalid", nil)
+	if err != nil {
+		ts.Fatalf("pgpkey: %v", err)
+	}
+	var priv, pub bytes.Buffer
+	w, _ := armor.Encode(&priv, openpgp.PrivateKeyType, nil)
+	if err := e.SerializePrivate(w, nil); err != nil {
+		ts.Fatalf("pgpkey: %v", err)
+	}
+	w.Close()
+	w, _ = armor.Encode(&pub, openpgp.PublicKeyType, nil)
+	if err := e.Serialize(w); err != nil {
+		ts.Fatalf("pgpkey: %v", err)
+	}
+	w.Close()
+	if err := os.WriteFile(ts.MkAbs(args[0]+".key"), priv.Bytes(), 0o600); err != nil {
+		ts.Fatalf("pgpkey: %v", err)
+	}
+	if err := os.WriteFile(ts.MkAbs(args[0]+".pub"), pub.Bytes(), 0o644); err != nil {
+		ts.Fatalf("pgpkey: %v", err)
+	}
+	ts.Setenv(strings.ToUpper(args[0])+"_KEYID", fmt.Sprintf("%016X", e.PrimaryKey.KeyId))
 }

@@ -337,3 +337,28 @@ func TestHashesWithPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveRevision_Ancestry(t *testing.T) {
+	g, ids := fixture(t)
+	g.Write(map[string]string{"m.txt": "m\n"})
+	c3 := g.Commit("third")
+	r, _ := gitstore.Open(g.Dir)
+	for rev, want := range map[string]string{
+		"HEAD~1": ids["c2"], "HEAD~2": ids["c1"], "main^": ids["c2"], "main^^": ids["c1"], "HEAD~0": c3,
+		"HEAD^0": c3, "HEAD~1^1": ids["c1"], ids["c2"][:9] + "~1": ids["c1"], "ann~0": ids["c1"],
+	} {
+		got, err := r.ResolveRevision(rev)
+		if err != nil || got.Commit.String() != want {
+			t.Errorf("%s = %v, %v; want %s", rev, got.Commit, err, want)
+			continue
+		}
+		if rev != "HEAD~0" && got.Kind != gitstore.KindAncestor {
+			t.Errorf("%s kind %s", rev, got.Kind)
+		}
+	}
+	for _, bad := range []string{"HEAD~3", "HEAD^2", "~1", "^", "HEAD~x"} {
+		if _, err := r.ResolveRevision(bad); err == nil {
+			t.Errorf("%s resolved", bad)
+		}
+	}
+}

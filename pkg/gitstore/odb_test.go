@@ -36,7 +36,7 @@ func TestODB_MatchesGit(t *testing.T) {
 			g.Git("tag", "-a", "-m", "mid", "mid")
 		}
 	}
-	g.Git("gc", "-q", "--aggressive")
+	g.Git("repack", "-adfq")
 	g.Write(map[string]string{"loose.txt": "loose after gc\n"})
 	g.Commit("loose")
 

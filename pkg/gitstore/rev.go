@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -16,8 +17,80 @@ const (
 	KindTag      RefKind = "tag"
 	KindBranch   RefKind = "branch"
 	KindHead     RefKind = "head"
-	KindRef      RefKind = "ref" // a fully qualified ref outside refs/heads and refs/tags
+	KindRef      RefKind = "ref"      // a fully qualified ref outside refs/heads and refs/tags
+	KindAncestor RefKind = "ancestor" // a revision with ~N or ^N steps, e.g. main~2
 )
+
+// CheckRevision validates a revision as ResolveRevision accepts it: HEAD or
+// a ref name (check-ref-format rules) or hex, optionally followed by ~N and ^N
+// steps. It returns the base name.
+func CheckRevision(rev string) (string, error) {
+	base, _, err := splitAncestry(rev)
+	if err != nil {
+		return "", err
+	}
+	if base != "HEAD" {
+		if err := CheckRefName(base); err != nil {
+			return "", err
+		}
+	}
+	return base, nil
+}
+
+// SplitAncestry returns the base of a revision and its ~N/^N suffix ("" if none).
+func SplitAncestry(rev string) (base, suffix string) {
+	b, steps, err := splitAncestry(rev)
+	if err != nil || len(steps) == 0 {
+		return rev, ""
+	}
+	return b, rev[len(b):]
+}
+
+// splitAncestry splits "main~2^2" into "main" and its steps.
+func splitAncestry(rev string) (string, []step, error) {
+	i := len(rev)
+	for i > 0 {
+		j := i
+		for j > 0 && rev[j-1] >= '0' && rev[j-1] <= '9' {
+			j--
+		}
+		if j == 0 || (rev[j-1] != '~' && rev[j-1] != '^') {
+			break
+		}
+		i = j - 1
+	}
+	if i == len(rev) {
+		return rev, nil, nil
+	}
+	if i == 0 {
+		return "", nil, fmt.Errorf("revision %q has no base before its ~ or ^ steps", rev)
+	}
+	var steps []step
+	rest := rev[i:]
+	for len(rest) > 0 {
+		op := rest[0]
+		k := 1
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		n := 1
+		if k > 1 {
+			v, err := strconv.Atoi(rest[1:k])
+			if err != nil || v > 100000 {
+				return "", nil, fmt.Errorf("revision %q: bad count %q", rev, rest[1:k])
+			}
+			n = v
+		}
+		steps = append(steps, step{op, n})
+		rest = rest[k:]
+	}
+	return rev[:i], steps, nil
+}
+
+type step struct {
+	op byte // '~' (n first parents) or '^' (the n-th parent; ^0 is the commit)
+	n  int
+}
 
 // Revision is a resolved revision: what was asked, how it was named, and the
 // commit it peels to.
@@ -110,6 +183,49 @@ func (r *Repo) Peel(name string, h Hash) (commit Hash, annotated bool, err error
 // ambiguous), or an unambiguous short SHA of at least MinShortSHA hex digits.
 // The result is peeled to a commit; a tree or blob is a *NotCommitError.
 func (r *Repo) ResolveRevision(rev string) (Revision, error) {
+	base, steps, err := splitAncestry(rev)
+	if err != nil {
+		return Revision{Input: rev}, err
+	}
+	if len(steps) == 0 {
+		return r.resolveBase(rev)
+	}
+	res, err := r.resolveBase(base)
+	if err != nil {
+		return Revision{Input: rev}, err
+	}
+	cur := res.Commit
+	for _, s := range steps {
+		switch s.op {
+		case '~':
+			for i := 0; i < s.n; i++ {
+				c, err := r.Commit(cur)
+				if err != nil {
+					return Revision{Input: rev}, err
+				}
+				if len(c.Parents) == 0 {
+					return Revision{Input: rev}, fmt.Errorf("revision %q: %s has no parent: %w", rev, cur.Short(), ErrNotFound)
+				}
+				cur = c.Parents[0]
+			}
+		case '^':
+			if s.n == 0 {
+				continue
+			}
+			c, err := r.Commit(cur)
+			if err != nil {
+				return Revision{Input: rev}, err
+			}
+			if s.n > len(c.Parents) {
+				return Revision{Input: rev}, fmt.Errorf("revision %q: %s has %d parent(s), not %d: %w", rev, cur.Short(), len(c.Parents), s.n, ErrNotFound)
+			}
+			cur = c.Parents[s.n-1]
+		}
+	}
+	return Revision{Input: rev, Kind: KindAncestor, Object: cur, Commit: cur}, nil
+}
+
+func (r *Repo) resolveBase(rev string) (Revision, error) {
 	out := Revision{Input: rev}
 	if h, ok := ParseHash(rev); ok {
 		out.Kind, out.Object = KindFullSHA, h

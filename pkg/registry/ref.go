@@ -51,10 +51,8 @@ func ParseRef(arg, s string) (Ref, error) {
 	if !ValidID(id) {
 		return bad(fmt.Sprintf("id %q must match ^[a-z0-9][a-z0-9._-]*$", id), "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit")
 	}
-	if rev != "HEAD" {
-		if err := gitstore.CheckRefName(rev); err != nil {
-			return bad("invalid ref: "+err.Error(), "refs may not contain spaces, '..', control characters or ~^:?*[\\")
-		}
+	if _, err := gitstore.CheckRevision(rev); err != nil {
+		return bad("invalid ref: "+err.Error(), "refs may not contain spaces, '..', control characters or :?*[\\ (~N and ^N go only at the end, as in main~2)")
 	}
 	return Ref{ID: id, Rev: rev}, nil
 }

@@ -107,6 +107,8 @@ func unpinnedReason(p Pin) string {
 		return fmt.Sprintf("branch %s moves (it is at %s now)", strings.TrimPrefix(p.RefName, "refs/heads/"), p.Commit.Short())
 	case gitstore.KindHead:
 		return fmt.Sprintf("HEAD moves (it is at %s now)", p.Commit.Short())
+	case gitstore.KindAncestor:
+		return fmt.Sprintf("an ancestry expression moves with its base (it names %s now)", p.Commit)
 	case gitstore.KindShortSHA:
 		return fmt.Sprintf("a short SHA can become ambiguous as the repository grows (it names %s)", p.Commit)
 	case gitstore.KindTag:
@@ -121,9 +123,10 @@ func unpinnedReason(p Pin) string {
 func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, error) {
 	remote := r.repo.RemoteURL() != ""
 	gitRev := rev
-	release := IsReleaseVersion(rev)
+	base, suffix := gitstore.SplitAncestry(rev)
+	release := IsReleaseVersion(base)
 	if release {
-		gitRev = ReleaseRef(toolID, rev)
+		gitRev = ReleaseRef(toolID, base) + suffix
 	}
 	// A remote's cache answers immutable names (full SHAs, release tags)
 	// without the network; anything that can move is fetched first.
@@ -154,7 +157,7 @@ func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, 
 			p.Kind = KindRelease
 		}
 	}
-	if release && p.Kind != KindRelease {
+	if release && suffix == "" && p.Kind != KindRelease {
 		return Pin{}, &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s is a lightweight tag, not a release", ref, ReleaseTag(toolID, rev)), Hint: "releases are annotated tags; recreate it with dome release"}
 	}
 	tree, err := r.repo.CommitTree(p.Commit)
@@ -187,6 +190,8 @@ func (r *Registry) revError(src, ref, toolID, rev string, release bool, err erro
 		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s", ref, notCommit.Error()), Hint: "point the ref at a commit", Err: err}
 	case errors.Is(err, gitstore.ErrEmptyRepo):
 		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: the repository %s has no commits", ref, r.repo.Path()), Hint: "commit the registry first, or pass --repo", Err: err}
+	case errors.Is(err, gitstore.ErrNotFound) && strings.ContainsAny(rev, "~^"):
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %v", ref, err), Hint: "the ancestry steps go past the history; use fewer", Err: err}
 	case errors.Is(err, gitstore.ErrNotFound):
 		if release {
 			hint := fmt.Sprintf("list releases with: dome registry show %s@HEAD", toolID)
@@ -267,4 +272,36 @@ func Latest(rs []Release) (Release, bool) {
 		return rs[len(rs)-1], true
 	}
 	return Release{}, false
+}
+
+// StrayTag is a tag under refs/tags/registry/ that is not a release.
+type StrayTag struct {
+	Tag     string
+	Problem string
+}
+
+// StrayReleaseTags lists tags in the release namespace that dome cannot
+// treat as releases: bad names, bad versions, or tags that do not name a commit.
+func (r *Registry) StrayReleaseTags() ([]StrayTag, error) {
+	refs, err := r.repo.Refs("refs/tags/registry/")
+	if err != nil {
+		return nil, err
+	}
+	var out []StrayTag
+	for _, ref := range refs {
+		tag := strings.TrimPrefix(ref.Name, "refs/tags/")
+		rest := strings.TrimPrefix(tag, "registry/")
+		id, v, ok := strings.Cut(rest, "/")
+		switch {
+		case !ok || !ValidID(id) || strings.Contains(v, "/"):
+			out = append(out, StrayTag{tag, "not a release tag name (want registry/<tool_id>/vX.Y.Z)"})
+		case !IsReleaseVersion(v):
+			out = append(out, StrayTag{tag, fmt.Sprintf("%q is not a release version vX.Y.Z", v)})
+		default:
+			if _, _, err := r.repo.Peel(ref.Name, ref.Target); err != nil {
+				out = append(out, StrayTag{tag, err.Error()})
+			}
+		}
+	}
+	return out, nil
 }

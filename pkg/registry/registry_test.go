@@ -2,10 +2,13 @@ package registry_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dome-registry/dome/internal/gittest"
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -35,8 +38,11 @@ func TestParseRef(t *testing.T) {
 		{"a..b@main", "", "", "must match"},
 		{"p@a b", "", "", "invalid ref"},
 		{"p@a..b", "", "", "invalid ref"},
-		{"p@x~1", "", "", "invalid ref"},
-		{"p@x^", "", "", "invalid ref"},
+		{"p@main~1", "p", "main~1", ""},
+		{"p@v1.2.0^2", "p", "v1.2.0^2", ""},
+		{"p@x~y", "", "", "invalid ref"},
+		{"p@~1", "", "", "invalid ref"},
+		{"p@a~1b", "", "", "invalid ref"},
 		{"p@x:y", "", "", "invalid ref"},
 		{"p@refs/heads/x.lock", "", "", "invalid ref"},
 		{"p@/abs", "", "", "invalid ref"},
@@ -95,7 +101,7 @@ func FuzzParseRef(f *testing.F) {
 		if !registry.ValidID(r.ID) || r.String() != s {
 			t.Fatalf("accepted %q as %+v", s, r)
 		}
-		if strings.Contains(r.Rev, "..") || strings.ContainsAny(r.Rev, " \x00") {
+		if strings.Contains(r.Rev, "..") || strings.ContainsAny(r.Rev, " \x00:") {
 			t.Fatalf("accepted unsafe rev %q", r.Rev)
 		}
 	})
@@ -251,5 +257,44 @@ func TestResolveMany_MatchesOneByOne(t *testing.T) {
 		if got[i].Tool.ToolTree != want.ToolTree || len(got[i].Tool.Files) != len(want.Files) || got[i].Tool.Files[1].Blob != want.Files[1].Blob {
 			t.Fatalf("request %d (%s): batch %+v, single %+v", i, q.Tool, got[i].Tool, want)
 		}
+	}
+}
+
+// TestCreateReleaseTag_ConcurrentExactlyOneWins: processes racing to release
+// one version (each with its own open repository) produce exactly one tag.
+func TestCreateReleaseTag_ConcurrentExactlyOneWins(t *testing.T) {
+	g := gittest.New(t)
+	g.Write(map[string]string{"registry/tools/x/tool.json": "{}"})
+	c := g.Commit("c")
+	commit, _ := gitstore.ParseHash(c)
+	var wg sync.WaitGroup
+	results := make([]error, 16)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			repo, err := gitstore.Open(g.Dir)
+			if err != nil {
+				results[i] = err
+				return
+			}
+			msg := []byte(fmt.Sprintf("{\"writer\":%d}\n", i))
+			_, results[i] = registry.New(repo).CreateReleaseTag("x", "v1.0.0", commit, msg, gitstore.Signature{Name: "r", Email: "r@x", When: time.Unix(0, 0)}, nil)
+		}(i)
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range results {
+		if err == nil {
+			wins++
+		} else if !errkind.IsCheck(err) {
+			t.Errorf("loser got %v, want a check error", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d writers won, want exactly 1", wins)
+	}
+	if out := g.Git("tag", "-l", "registry/*"); out != "registry/x/v1.0.0" {
+		t.Fatalf("tags: %q", out)
 	}
 }

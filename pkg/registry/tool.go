@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -306,4 +307,36 @@ func CleanRelPath(p string) (string, error) {
 		return "", errors.New("empty path")
 	}
 	return clean, nil
+}
+
+// ToolFiles reads the files of one resolved tool by their path relative to
+// the tool folder (it satisfies specfilter.FileReader). Paths outside the
+// tool's file list are fs.ErrNotExist.
+type ToolFiles struct {
+	reg  *Registry
+	tool *ToolResolution
+}
+
+// Files returns a reader of t's files; t must carry its file list.
+func (r *Registry) Files(t *ToolResolution) ToolFiles { return ToolFiles{reg: r, tool: t} }
+
+// ReadFile returns the bytes of the tool file name.
+func (f ToolFiles) ReadFile(name string) ([]byte, error) {
+	found := false
+	for _, e := range f.tool.Files {
+		if e.Path == name {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%s has no file %s at %s: %w", f.tool.ToolID, name, f.tool.Commit.Short(), fs.ErrNotExist)
+	}
+	data, _, err := f.reg.ReadFile(f.tool, name)
+	return data, err
+}
+
+// Describe names a tool file in messages: its repository path at the commit.
+func (f ToolFiles) Describe(name string) string {
+	return f.tool.ToolPath + "/" + name + "@" + f.tool.Commit.Short()
 }

@@ -107,6 +107,9 @@ func commands(env *Env) []*cli.Command {
 	cmds := []*cli.Command{
 		newResolveCommand(env),
 		newRegistryCommand(env),
+		newSpecCommand(env),
+		newReleaseCommand(env),
+		newPatchCommand(env),
 		newCanonCommand(env),
 		newDigestCommand(env),
 		newKeygenCommand(env),

@@ -75,7 +75,7 @@ func runDigest(_ context.Context, env *Env, opts digestOptions) error {
 
 func digestOne(env *Env, in string, raw bool) (digestLine, error) {
 	if raw {
-		data, err := readInput(env, in)
+		data, err := readInputFile(env, in)
 		if err != nil {
 			return digestLine{}, err
 		}

@@ -10,6 +10,8 @@ func newRegistryCommand(env *Env) *cli.Command {
 			newRegistryListCommand(env),
 			newRegistryShowCommand(env),
 			newRegistryCatCommand(env),
+			newRegistryIndexCommand(env),
+			newRegistryVerifyCommand(env),
 		},
 	}
 }

@@ -66,3 +66,11 @@ func cacheDir(env *Env) string {
 	}
 	return filepath.Join(env.WorkDir, ".dome-cache")
 }
+
+// absPath resolves p against the working directory.
+func absPath(env *Env, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(env.WorkDir, p)
+}

@@ -62,7 +62,7 @@ func runSign(_ context.Context, env *Env, opts signOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInput(env, opts.Input)
+	data, err := readInputFile(env, opts.Input)
 	if err != nil {
 		return err
 	}

@@ -45,8 +45,8 @@ func openInput(env *Env, arg string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-// readInput reads a FILE argument whole ("" or "-" is stdin).
-func readInput(env *Env, arg string) ([]byte, error) {
+// readInputFile reads a FILE argument whole ("" or "-" is stdin).
+func readInputFile(env *Env, arg string) ([]byte, error) {
 	r, err := openInput(env, arg)
 	if err != nil {
 		return nil, err

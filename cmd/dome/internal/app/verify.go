@@ -77,7 +77,7 @@ func runVerify(_ context.Context, env *Env, opts verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInput(env, opts.Input)
+	data, err := readInputFile(env, opts.Input)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,199 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/urfave/cli/v2"
+)
+
+type patchApplyOptions struct {
+	Patches        []string
+	Base           string
+	ThreeWay       bool
+	WriteConflicts bool
+	Fuzz           int
+	Strip          int
+	MaxSize        int64
+	Commit         string // ref to commit onto, "" for trees only
+	Message        string
+	JSON           bool
+}
+
+func newPatchApplyCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "apply",
+		Usage:     "apply patches in order to a commit's tree in the object store; print each resulting tree (and commit)",
+		ArgsUsage: "PATCH... (- for standard input)",
+		Flags: withGlobal(append(patchApplyFlags(),
+			&cli.BoolFlag{Name: "write-conflicts", Usage: "with --three-way: write the merged tree with conflict markers (still exit 1)"},
+			&cli.StringFlag{Name: "commit", Usage: "commit each patch onto `REF` (compare-and-swap when done)"},
+			&cli.StringFlag{Name: "m", Aliases: []string{"message"}, Usage: "commit message `MSG` (default: the patch's own subject and body)"},
+		)...),
+		Action: func(c *cli.Context) error {
+			repo, err := openRepo(c.Context, env, c)
+			if err != nil {
+				return err
+			}
+			defer repo.Close()
+			return runPatchApply(c.Context, env, repo, patchApplyOptions{
+				Patches: c.Args().Slice(), Base: c.String("base"), ThreeWay: c.Bool("three-way"), WriteConflicts: c.Bool("write-conflicts"),
+				Fuzz: c.Int("fuzz"), Strip: c.Int("p"), MaxSize: c.Int64("max-size"), Commit: c.String("commit"), Message: c.String("m"),
+				JSON: globalBool(c, flagJSON),
+			})
+		},
+	}
+}
+
+type patchApplyResult struct {
+	Source    string             `json:"source"`
+	Subject   string             `json:"subject,omitempty"`
+	Tree      string             `json:"tree,omitempty"`
+	Commit    string             `json:"commit,omitempty"`
+	Files     []patch.FileResult `json:"files"`
+	Conflicts []patch.Conflict   `json:"conflicts,omitempty"`
+}
+
+type patchApplyOutput struct {
+	Base    string             `json:"base"`
+	Ref     string             `json:"ref,omitempty"`
+	Results []patchApplyResult `json:"results"`
+}
+
+func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchApplyOptions) error {
+	if opts.WriteConflicts && !opts.ThreeWay {
+		return usagef("--write-conflicts needs --three-way")
+	}
+	if opts.Fuzz < 0 {
+		return usagef("--fuzz must not be negative")
+	}
+	ps, err := readPatches(env, opts.Patches, opts.Strip, opts.MaxSize)
+	if err != nil {
+		return err
+	}
+	var ref string
+	var oldRef gitstore.Hash
+	if opts.Commit != "" {
+		ref = opts.Commit
+		if !strings.HasPrefix(ref, "refs/") {
+			ref = "refs/heads/" + ref
+		}
+		if err := gitstore.CheckRefName(ref); err != nil {
+			return &errkind.InputError{Source: "--commit", Field: opts.Commit, Problem: err.Error()}
+		}
+		if h, err := repo.Ref(ref); err == nil {
+			oldRef = h
+		} else if !errors.Is(err, gitstore.ErrNotFound) {
+			return err
+		}
+		for _, p := range ps {
+			if opts.Message == "" && p.Header.Subject == "" {
+				return usagef("%s has no commit message of its own: pass -m MSG", p.Source)
+			}
+		}
+	} else if opts.Message != "" {
+		return usagef("-m needs --commit REF")
+	}
+	rev := opts.Base
+	if rev == "" {
+		rev = "HEAD"
+		if !oldRef.IsZero() {
+			rev = ref
+		}
+	}
+	baseCommit, baseTree, err := resolveBase(repo, "--base", rev)
+	if err != nil {
+		return err
+	}
+	if !oldRef.IsZero() && baseCommit != oldRef {
+		return &errkind.InputError{Source: "--commit", Field: ref, Problem: fmt.Sprintf("%s is at %s; committing onto --base %s would rewrite it", ref, oldRef.Short(), baseCommit.Short()),
+			Hint: "omit --base to build on the ref, or commit onto a new ref"}
+	}
+	store := patch.NewRepoStore(repo)
+	out := patchApplyOutput{Base: baseCommit.String(), Ref: ref, Results: []patchApplyResult{}}
+	cur, parent := patch.OID(baseTree), baseCommit
+	var failure error
+	for _, p := range ps {
+		res, err := patch.Apply(store, cur, p.Patch, patch.Options{ThreeWay: opts.ThreeWay, WriteConflicts: opts.WriteConflicts, Fuzz: opts.Fuzz})
+		r := patchApplyResult{Source: p.Source, Subject: p.Header.Subject, Files: res.Files, Conflicts: res.Conflicts}
+		var ce *patch.ConflictError
+		if err != nil && !errors.As(err, &ce) {
+			return namePatch(err, p.Source)
+		}
+		if ce != nil && res.Tree.IsZero() {
+			out.Results = append(out.Results, r)
+			failure = conflictError(p.Source, p.Patch, ce, "rebase the patch onto the base, or try --three-way")
+			break
+		}
+		tree := res.Tree
+		if tree.IsZero() {
+			if tree, err = store.WriteTree(nil); err != nil {
+				return err
+			}
+		}
+		r.Tree = tree.String()
+		if ce != nil {
+			out.Results = append(out.Results, r)
+			if !opts.JSON {
+				fmt.Fprintln(env.Stdout, r.Tree)
+			}
+			failure = conflictError(p.Source, p.Patch, ce, "the tree "+r.Tree[:12]+" holds conflict markers; resolve them and apply again")
+			break
+		}
+		cur = tree
+		if ref != "" {
+			c, err := commitPatch(env, repo, p, opts.Message, tree, parent)
+			if err != nil {
+				return err
+			}
+			parent = c
+			r.Commit = c.String()
+		}
+		out.Results = append(out.Results, r)
+		if !opts.JSON {
+			if r.Commit != "" {
+				fmt.Fprintf(env.Stdout, "%s %s\n", r.Tree, r.Commit)
+			} else {
+				fmt.Fprintln(env.Stdout, r.Tree)
+			}
+		}
+	}
+	if failure == nil && ref != "" {
+		if err := repo.UpdateRef(ref, parent, oldRef); err != nil {
+			return &errkind.CheckError{Problem: fmt.Sprintf("update %s: %v", ref, err), Hint: "the ref moved while the patches were applied; run again"}
+		}
+	}
+	if opts.JSON {
+		if err := writeJSON(env.Stdout, out); err != nil {
+			return err
+		}
+	}
+	return failure
+}
+
+func commitPatch(env *Env, repo *gitstore.Repo, p sourcedPatch, message string, tree patch.OID, parent gitstore.Hash) (gitstore.Hash, error) {
+	author, err := signature(env, "AUTHOR", p.Header.Author, p.Header.Email, p.Header.Date)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	committer, err := signature(env, "COMMITTER", "", "", "")
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	msg := message
+	if msg == "" {
+		msg = p.Header.Message()
+	} else if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	c, err := repo.WriteCommit(gitstore.CommitSpec{Tree: gitstore.Hash(tree), Parents: []gitstore.Hash{parent}, Author: author, Committer: committer, Message: msg})
+	if err != nil {
+		return gitstore.ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,201 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/urfave/cli/v2"
+)
+
+func newPatchCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "patch",
+		Usage: "parse, check and apply git diffs straight to the object store; patch ids, fingerprints, overlap",
+		Subcommands: []*cli.Command{
+			newPatchApplyCommand(env),
+			newPatchCheckCommand(env),
+			newPatchIDCommand(env),
+			newPatchFingerprintsCommand(env),
+			newPatchOverlapCommand(env),
+		},
+	}
+}
+
+// Flags shared by the patch commands.
+func patchStripFlag() cli.Flag {
+	return &cli.IntFlag{Name: "p", Value: patch.DefaultStrip, Usage: "strip `N` leading path components (as git apply -p)"}
+}
+
+func patchMaxSizeFlag() cli.Flag {
+	return &cli.Int64Flag{Name: "max-size", Value: patch.DefaultMaxBytes, Usage: "refuse patch files larger than `BYTES`"}
+}
+
+func patchApplyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "base", Usage: "apply onto the tree of commit `REV` (default: the --commit ref if it exists, else HEAD)"},
+		&cli.BoolFlag{Name: "three-way", Aliases: []string{"3"}, Usage: "when a hunk does not apply, merge with the preimage blob named by the index line (diff3)"},
+		&cli.IntFlag{Name: "fuzz", Usage: "let hunks apply with up to `N` context lines ignored at each end"},
+		patchStripFlag(),
+		patchMaxSizeFlag(),
+	}
+}
+
+// sourcedPatch is one patch (one message) read from one input.
+type sourcedPatch struct {
+	Source string
+	Raw    []byte
+	*patch.Patch
+}
+
+// readInput reads a patch file ("-" is stdin) within max bytes.
+func readInput(env *Env, name string, max int64) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = env.Stdin
+	} else {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(env.WorkDir, p)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + strings.TrimPrefix(err.Error(), "open "+p+": "), Err: err}
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + err.Error(), Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, &errkind.InputError{Source: name, Problem: fmt.Sprintf("patch is over the limit of %d bytes", max), Hint: "split the patch or raise --max-size"}
+	}
+	return data, nil
+}
+
+// readPatches reads and parses every input in order.
+func readPatches(env *Env, names []string, strip int, max int64) ([]sourcedPatch, error) {
+	if len(names) == 0 {
+		return nil, usagef("name at least one patch file (or - for standard input)")
+	}
+	var out []sourcedPatch
+	for _, n := range names {
+		data, err := readInput(env, n, max)
+		if err != nil {
+			return nil, err
+		}
+		src := n
+		if n == "-" {
+			src = "stdin"
+		}
+		ps, err := patch.Parse(data, patch.ParseOptions{Source: src, Strip: strip, MaxBytes: max})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out = append(out, sourcedPatch{Source: src, Raw: data, Patch: p})
+		}
+	}
+	return out, nil
+}
+
+// resolveBase resolves rev to a commit and its tree.
+func resolveBase(repo *gitstore.Repo, flag, rev string) (gitstore.Hash, gitstore.Hash, error) {
+	c, err := repo.ResolveCommit(rev)
+	if err != nil {
+		return gitstore.ZeroHash, gitstore.ZeroHash, &errkind.InputError{Source: flag, Field: rev, Problem: err.Error(), Err: err,
+			Hint: "name a commit: a full or short SHA, a branch, a tag or HEAD"}
+	}
+	t, err := repo.CommitTree(c)
+	if err != nil {
+		return gitstore.ZeroHash, gitstore.ZeroHash, fmt.Errorf("read commit %s: %w", c, err)
+	}
+	return c, t, nil
+}
+
+// conflictError turns a patch.ConflictError into the check error dome reports.
+func conflictError(src string, p *patch.Patch, ce *patch.ConflictError, hint string) error {
+	var details []string
+	for _, c := range ce.Conflicts {
+		details = append(details, c.String())
+	}
+	what := src
+	if p.Header.Subject != "" {
+		what += " (" + p.Header.Subject + ")"
+	}
+	return &errkind.CheckError{Problem: fmt.Sprintf("%s does not apply: %d conflict(s)", what, len(ce.Conflicts)), Details: details, Hint: hint}
+}
+
+// signature builds a commit identity from the patch (author) or the GIT_*
+// environment, falling back to "dome" and env.Now.
+func signature(env *Env, who string, name, email, date string) (gitstore.Signature, error) {
+	if v := env.Getenv("GIT_" + who + "_NAME"); name == "" && v != "" {
+		name = v
+	}
+	if v := env.Getenv("GIT_" + who + "_EMAIL"); email == "" && v != "" {
+		email = v
+	}
+	if name == "" {
+		name = "dome"
+	}
+	if email == "" {
+		email = "dome@localhost"
+	}
+	if date == "" {
+		date = env.Getenv("GIT_" + who + "_DATE")
+	}
+	when := env.Now()
+	if date != "" {
+		t, err := parseGitDate(date)
+		if err != nil {
+			return gitstore.Signature{}, &errkind.InputError{Source: "GIT_" + who + "_DATE", Field: date, Problem: err.Error(), Hint: "use RFC 3339, RFC 2822 or @<unix seconds> [+zone]"}
+		}
+		when = t
+	}
+	return gitstore.Signature{Name: name, Email: email, When: when}, nil
+}
+
+func parseGitDate(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "@") {
+		f := strings.Fields(s[1:])
+		sec, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("bad date %q", s)
+		}
+		t := time.Unix(sec, 0).UTC()
+		if len(f) > 1 {
+			if z, err := time.Parse("-0700", f[1]); err == nil {
+				t = t.In(z.Location())
+			}
+		}
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := mail.ParseDate(s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("bad date %q", s)
+}
+
+// namePatch puts the patch file's name on an input error from the engine.
+func namePatch(err error, source string) error {
+	var ie *errkind.InputError
+	if errors.As(err, &ie) && ie.Source == "patch" {
+		ie.Source = source
+	}
+	return err
+}

@@ -1,0 +1,197 @@
+package patch
+
+import (
+	"bytes"
+	"compress/zlib"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// maxBinarySize bounds the inflated size of one binary patch.
+const maxBinarySize = 1 << 30
+
+// binary parses the blocks after "GIT binary patch": the forward block
+// (literal or delta) and the optional reverse block, which is ignored.
+func (p *parser) binary() (*Binary, error) {
+	fwd, err := p.binaryBlock()
+	if err != nil {
+		return nil, err
+	}
+	if fwd == nil {
+		return nil, p.errf(p.i+1, "\"GIT binary patch\" without a literal or delta block")
+	}
+	// The reverse block, if any.
+	if p.i < len(p.lines) && (strings.HasPrefix(p.lines[p.i], "literal ") || strings.HasPrefix(p.lines[p.i], "delta ")) {
+		if _, err := p.binaryBlock(); err != nil {
+			return nil, err
+		}
+	}
+	return fwd, nil
+}
+
+func (p *parser) binaryBlock() (*Binary, error) {
+	if p.i >= len(p.lines) {
+		return nil, nil
+	}
+	l := strings.TrimSuffix(p.lines[p.i], "\n")
+	var b Binary
+	var sz string
+	switch {
+	case strings.HasPrefix(l, "literal "):
+		b.Kind, sz = BinaryLiteral, strings.TrimPrefix(l, "literal ")
+	case strings.HasPrefix(l, "delta "):
+		b.Kind, sz = BinaryDelta, strings.TrimPrefix(l, "delta ")
+	default:
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(sz, 10, 64)
+	if err != nil || n < 0 || n > maxBinarySize {
+		return nil, p.errf(p.i+1, "bad binary size in %q", l)
+	}
+	b.Size = n
+	start := p.i + 1
+	p.i++
+	var raw []byte
+	for p.i < len(p.lines) {
+		l := strings.TrimSuffix(p.lines[p.i], "\n")
+		p.i++
+		if l == "" {
+			break
+		}
+		dec, err := decode85Line(l)
+		if err != nil {
+			return nil, p.errf(p.i, "binary patch: %v", err)
+		}
+		raw = append(raw, dec...)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, p.errf(start, "binary patch: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err := io.Copy(&out, io.LimitReader(zr, n+1)); err != nil {
+		return nil, p.errf(start, "binary patch: inflate: %v", err)
+	}
+	if int64(out.Len()) != n {
+		return nil, p.errf(start, "binary patch: inflated %d bytes, the header says %d", out.Len(), n)
+	}
+	b.Data = out.Bytes()
+	return &b, nil
+}
+
+const b85chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+
+func b85value(c byte) int { return strings.IndexByte(b85chars, c) }
+
+// decode85Line decodes one line of git's base85: a length character
+// ('A'-'Z' = 1-26, 'a'-'z' = 27-52) then 5 characters per 4 bytes.
+func decode85Line(l string) ([]byte, error) {
+	if len(l) < 6 {
+		return nil, fmt.Errorf("line %q too short", l)
+	}
+	var n int
+	switch c := l[0]; {
+	case c >= 'A' && c <= 'Z':
+		n = int(c-'A') + 1
+	case c >= 'a' && c <= 'z':
+		n = int(c-'a') + 27
+	default:
+		return nil, fmt.Errorf("bad length character %q", c)
+	}
+	enc := l[1:]
+	if len(enc) != (n+3)/4*5 {
+		return nil, fmt.Errorf("line of %d characters for %d bytes", len(enc), n)
+	}
+	out := make([]byte, 0, (n+3)/4*4)
+	for i := 0; i < len(enc); i += 5 {
+		var acc uint64
+		for j := 0; j < 5; j++ {
+			v := b85value(enc[i+j])
+			if v < 0 {
+				return nil, fmt.Errorf("bad base85 character %q", enc[i+j])
+			}
+			acc = acc*85 + uint64(v)
+		}
+		if acc > 0xffffffff {
+			return nil, fmt.Errorf("base85 group overflows")
+		}
+		out = append(out, byte(acc>>24), byte(acc>>16), byte(acc>>8), byte(acc))
+	}
+	return out[:n], nil
+}
+
+// applyDelta applies a git delta (as in packs and binary patches) to base.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	srcSize, n := deltaSize(delta)
+	if n == 0 {
+		return nil, fmt.Errorf("delta: bad source size")
+	}
+	delta = delta[n:]
+	if srcSize != uint64(len(base)) {
+		return nil, fmt.Errorf("delta: for a %d-byte preimage, the file has %d bytes", srcSize, len(base))
+	}
+	dstSize, n := deltaSize(delta)
+	if n == 0 || dstSize > maxBinarySize {
+		return nil, fmt.Errorf("delta: bad result size")
+	}
+	delta = delta[n:]
+	out := make([]byte, 0, dstSize)
+	for len(delta) > 0 {
+		cmd := delta[0]
+		delta = delta[1:]
+		switch {
+		case cmd&0x80 != 0:
+			var off, size uint64
+			for i := uint(0); i < 4; i++ {
+				if cmd&(1<<i) != 0 {
+					if len(delta) == 0 {
+						return nil, fmt.Errorf("delta: truncated copy")
+					}
+					off |= uint64(delta[0]) << (8 * i)
+					delta = delta[1:]
+				}
+			}
+			for i := uint(0); i < 3; i++ {
+				if cmd&(0x10<<i) != 0 {
+					if len(delta) == 0 {
+						return nil, fmt.Errorf("delta: truncated copy")
+					}
+					size |= uint64(delta[0]) << (8 * i)
+					delta = delta[1:]
+				}
+			}
+			if size == 0 {
+				size = 0x10000
+			}
+			if off+size > uint64(len(base)) || uint64(len(out))+size > dstSize {
+				return nil, fmt.Errorf("delta: copy out of bounds")
+			}
+			out = append(out, base[off:off+size]...)
+		case cmd != 0:
+			if int(cmd) > len(delta) || uint64(len(out))+uint64(cmd) > dstSize {
+				return nil, fmt.Errorf("delta: insert out of bounds")
+			}
+			out = append(out, delta[:cmd]...)
+			delta = delta[cmd:]
+		default:
+			return nil, fmt.Errorf("delta: reserved opcode 0")
+		}
+	}
+	if uint64(len(out)) != dstSize {
+		return nil, fmt.Errorf("delta: produced %d bytes, expected %d", len(out), dstSize)
+	}
+	return out, nil
+}
+
+func deltaSize(d []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(d) && i < 10; i++ {
+		v |= uint64(d[i]&0x7f) << (7 * uint(i))
+		if d[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}

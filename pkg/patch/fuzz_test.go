@@ -1,0 +1,69 @@
+package patch
+
+import (
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	twoFiles,
+	"diff --git a/x b/x\nnew file mode 100644\nindex 0000000..e69de29\n",
+	"diff --git \"a/q\\303\\251\" \"b/q\\303\\251\"\nsimilarity index 90%\nrename from \"q\\303\\251\"\nrename to b\n",
+	"diff --git a/b.bin b/b.bin\nindex 0000000..1111111\nGIT binary patch\nliteral 5\nMcmZ?wbaT?=00A8Vg#Z8m\n\nliteral 0\nHcmV?d00001\n\n",
+	"From 0123456789012345678901234567890123456789 Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nSubject: [PATCH] s\n\nbody\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n-- \n2.39.2\n",
+}
+
+// FuzzParse: the parser never panics, and what it accepts has only safe paths
+// and hunks whose bodies agree with their headers.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := Parse(data, ParseOptions{Strip: 1})
+		if err != nil {
+			return
+		}
+		for _, p := range ps {
+			for _, fd := range p.Files {
+				for _, n := range []string{fd.OldPath, fd.NewPath} {
+					if n != "" && CheckPath(n) != nil {
+						t.Fatalf("unsafe path accepted: %q", n)
+					}
+				}
+				for _, h := range fd.Hunks {
+					o, n := 0, 0
+					for _, l := range h.Lines {
+						if l.Op != '+' {
+							o++
+						}
+						if l.Op != '-' {
+							n++
+						}
+					}
+					if o != h.OldLines || n != h.NewLines {
+						t.Fatalf("hunk %+v: body %d/%d lines", h, o, n)
+					}
+				}
+			}
+		}
+		PatchIDs(data)
+	})
+}
+
+// FuzzApply: applying any parsed patch to a small tree never panics.
+func FuzzApply(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := Parse(data, ParseOptions{Strip: 1})
+		if err != nil {
+			return
+		}
+		st := NewMemStore(nil)
+		root := build(t, st, map[string]tf{"a.txt": {data: "one\ntwo\nthree\n"}, "f": {data: "a\nb\n"}, "d/x": {data: "x"}})
+		for _, p := range ps {
+			Apply(st, root, p, Options{ThreeWay: true, Fuzz: 1})
+		}
+	})
+}

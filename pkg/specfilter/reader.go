@@ -1,0 +1,118 @@
+package specfilter
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+)
+
+// FileReader reads the files of one tool folder. Names are slash-separated
+// and relative to the folder, already cleaned by dome (no "..", no leading
+// slash); an implementation must still stay inside its root. A missing file
+// is an error that wraps fs.ErrNotExist. The registry implements it over a
+// pinned git tree; DirReader over a local directory.
+type FileReader interface {
+	ReadFile(name string) ([]byte, error)
+}
+
+// DirReader reads files below a local directory through os.Root, which also
+// refuses symlinks that lead outside it.
+type DirReader struct {
+	root *os.Root
+}
+
+// OpenDir returns a DirReader rooted at dir. Close it when done.
+func OpenDir(dir string) (*DirReader, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &DirReader{root: r}, nil
+}
+
+// ReadFile reads name below the root.
+func (d *DirReader) ReadFile(name string) ([]byte, error) {
+	if _, err := cleanName(name); err != nil {
+		return nil, err
+	}
+	return d.root.ReadFile(name)
+}
+
+// Close releases the directory.
+func (d *DirReader) Close() error { return d.root.Close() }
+
+// errOutside is wrapped by every refusal of a reference target.
+var errOutside = errors.New("dome reads only files inside the tool folder")
+
+func cleanName(name string) (string, error) {
+	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") || strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("%q: %w", name, errOutside)
+	}
+	c := path.Clean(name)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%q: %w", name, errOutside)
+	}
+	return c, nil
+}
+
+// refTarget is where a $ref points: a file inside the tool folder (""
+// meaning the file the ref is in) and a JSON pointer into it.
+type refTarget struct {
+	File    string
+	Pointer Pointer
+}
+
+// parseRef resolves ref, written in file from, against the tool folder. It
+// refuses URLs (http, https, file, any scheme), network paths, absolute
+// paths, paths that leave the folder and fragments that are not JSON
+// pointers (anchors), saying why.
+func parseRef(from, ref string) (refTarget, error) {
+	filePart, frag, _ := strings.Cut(ref, "#")
+	if strings.Contains(frag, "%") {
+		f, err := url.PathUnescape(frag)
+		if err != nil {
+			return refTarget{}, fmt.Errorf("bad percent-encoding in %q", ref)
+		}
+		frag = f
+	}
+	ptr, ok := ParsePointer(frag)
+	if !ok {
+		return refTarget{}, fmt.Errorf("fragment %q is not a JSON pointer (anchors are not supported); write #/path/to/the/object", "#"+frag)
+	}
+	if filePart == "" {
+		return refTarget{File: from, Pointer: ptr}, nil
+	}
+	if strings.HasPrefix(filePart, "//") {
+		return refTarget{}, fmt.Errorf("network references are refused; dome never fetches: vendor the file into the tool's spec/ folder")
+	}
+	if u, err := url.Parse(filePart); err == nil && u.Scheme != "" {
+		return refTarget{}, fmt.Errorf("%s: references are refused; dome never fetches: vendor the file into the tool's spec/ folder", u.Scheme)
+	} else if i := strings.IndexByte(filePart, ':'); i > 0 && !strings.Contains(filePart[:i], "/") {
+		return refTarget{}, fmt.Errorf("URL references are refused; dome never fetches: vendor the file into the tool's spec/ folder")
+	}
+	if strings.Contains(filePart, "%") {
+		f, err := url.PathUnescape(filePart)
+		if err != nil {
+			return refTarget{}, fmt.Errorf("bad percent-encoding in %q", ref)
+		}
+		filePart = f
+	}
+	if strings.HasPrefix(filePart, "/") || strings.Contains(filePart, "\\") {
+		return refTarget{}, fmt.Errorf("absolute paths are refused: write the path relative to %s", from)
+	}
+	if strings.ContainsRune(filePart, 0) {
+		return refTarget{}, fmt.Errorf("NUL in a path")
+	}
+	joined := path.Join(path.Dir(from), filePart)
+	if joined == ".." || strings.HasPrefix(joined, "../") {
+		return refTarget{}, fmt.Errorf("the path leaves the tool folder (%w)", errOutside)
+	}
+	return refTarget{File: joined, Pointer: ptr}, nil
+}
+
+// isNotExist reports a missing file.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
