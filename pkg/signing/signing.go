@@ -163,7 +163,7 @@ func (t *TrustedKeys) verify(payloadType string, digest []byte, sig Signature) e
 	if err := checkPayloadType(payloadType); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
-	var rawBuf [ed25519.SignatureSize]byte
+	var rawBuf [66]byte // base64.StdEncoding.DecodedLen(88): Decode may write that much
 	raw, err := decodeSig(rawBuf[:], sig.Sig)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadSignature, err)
@@ -176,8 +176,9 @@ func (t *TrustedKeys) verify(payloadType string, digest []byte, sig Signature) e
 	return nil
 }
 
-// decodeSig decodes "base64:<64 bytes>" into dst (64 bytes), strictly: one
-// encoding per signature, so no byte of the text can change unnoticed.
+// decodeSig decodes "base64:<64 bytes>" into dst (at least 66 bytes: 88
+// characters without padding decode to 66), strictly: one encoding per
+// signature, so no byte of the text can change unnoticed.
 func decodeSig(dst []byte, s string) ([]byte, error) {
 	const encLen = 88 // base64 of 64 bytes, with "==" padding
 	var src [encLen]byte
@@ -185,6 +186,9 @@ func decodeSig(dst []byte, s string) ([]byte, error) {
 		return nil, errors.New(`sig: want "base64:" followed by the standard base64 of 64 bytes`)
 	}
 	copy(src[:], s[len(sigPrefix):])
+	if len(dst) < base64.StdEncoding.DecodedLen(encLen) {
+		return nil, errors.New("sig: decode buffer too small")
+	}
 	n, err := base64.StdEncoding.Strict().Decode(dst, src[:])
 	if err != nil || n != ed25519.SignatureSize {
 		return nil, errors.New(`sig: want "base64:" followed by the standard base64 of 64 bytes`)

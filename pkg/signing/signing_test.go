@@ -112,6 +112,8 @@ func TestVerify(t *testing.T) {
 		{"no prefix", "dome.action/v1", payload, Signature{Alg: "ed25519", KID: "dev-root-1", Sig: strings.TrimPrefix(sig.Sig, "base64:")}, ErrBadSignature, CodeBadSignature},
 		{"not base64", "dome.action/v1", payload, Signature{Alg: "ed25519", KID: "dev-root-1", Sig: "base64:!!"}, ErrBadSignature, CodeBadSignature},
 		{"short", "dome.action/v1", payload, Signature{Alg: "ed25519", KID: "dev-root-1", Sig: "base64:AAAA"}, ErrBadSignature, CodeBadSignature},
+		{"padding replaced (66 bytes)", "dome.action/v1", payload, Signature{Alg: "ed25519", KID: "dev-root-1", Sig: sig.Sig[:len(sig.Sig)-2] + "AA"}, ErrBadSignature, CodeBadSignature},
+		{"non-zero padding bits", "dome.action/v1", payload, Signature{Alg: "ed25519", KID: "dev-root-1", Sig: sig.Sig[:len(sig.Sig)-3] + flipLast(sig.Sig[len(sig.Sig)-3]) + "=="}, ErrBadSignature, CodeBadSignature},
 		{"empty kind", "", payload, sig, ErrBadSignature, CodeBadSignature},
 	}
 	for _, tt := range tests {
@@ -410,4 +412,11 @@ func TestDetached(t *testing.T) {
 	if _, err := ParseSignatureFile(bytes.Replace(enc, []byte(`"hash"`), []byte(`"Hash"`), 1)); err == nil {
 		t.Error("case-variant member accepted")
 	}
+}
+
+// flipLast changes the unused low bits of the last base64 data character.
+func flipLast(c byte) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	i := strings.IndexByte(alphabet, c)
+	return string(alphabet[i^1])
 }
