@@ -19,3 +19,9 @@ for tool in $("$dome" registry list --json | sed -n 's/^      "id": "\(.*\)",$/\
   run spec filter "$tool@HEAD" --profile "readonly@HEAD" --out "$out/$tool.readonly.openapi.json"
 done
 run spec filter ticketing@HEAD --profile highrisk@HEAD --out "$out/ticketing.highrisk.openapi.json" --explain
+# Trust core: canonical bytes, digests, keys and signatures over the filtered spec.
+run digest "$out/ticketing.highrisk.openapi.json" "$out/petstore.readonly.openapi.json"
+run keygen --kid demo-1 --out "$out/keys"
+"$dome" sign --key "$out/keys/demo-1.key" --kind dome.filtered_spec/v1 "$out/petstore.readonly.openapi.json" > "$out/petstore.sig.json"
+printf '\n$ dome sign --key demo-1.key --kind dome.filtered_spec/v1 petstore.readonly.openapi.json\n'; cat "$out/petstore.sig.json"
+run verify --trusted "$out/keys/demo-1.trusted.json" --kind dome.filtered_spec/v1 --sig "$out/petstore.sig.json" "$out/petstore.readonly.openapi.json"

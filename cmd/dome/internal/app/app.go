@@ -110,6 +110,11 @@ func commands(env *Env) []*cli.Command {
 		newSpecCommand(env),
 		newReleaseCommand(env),
 		newPatchCommand(env),
+		newCanonCommand(env),
+		newDigestCommand(env),
+		newKeygenCommand(env),
+		newSignCommand(env),
+		newVerifyCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
