@@ -108,6 +108,8 @@ func commands(env *Env) []*cli.Command {
 		newResolveCommand(env),
 		newRegistryCommand(env),
 		newSpecCommand(env),
+		newGenCommand(env),
+		newManifestCommand(env),
 		newReleaseCommand(env),
 		newPatchCommand(env),
 		newCanonCommand(env),
