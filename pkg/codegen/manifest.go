@@ -44,7 +44,7 @@ type Inputs struct {
 	ProfileID                 string            `json:"profile_id"`
 	ProfileRef                string            `json:"profile_ref"` // the profile's commit
 	ProfileBlob               string            `json:"profile_blob"`
-	ProfileDigest             string            `json:"profile_digest"` // sha256 of the profile's canonical JSON
+	ProfileDigest             string            `json:"profile_digest"`       // sha256 of the profile's canonical JSON
 	GeneratorBundle           string            `json:"generator_bundle"`     // as the lock wrote it
 	GeneratorBundleRef        string            `json:"generator_bundle_ref"` // the bundle's commit
 	BundleTree                string            `json:"bundle_tree"`

@@ -84,7 +84,7 @@ func funcs(n Namer) template.FuncMap {
 			}
 			return false
 		},
-		"add":  func(a, b int) int { return a + b },
+		"add": func(a, b int) int { return a + b },
 		"last": func(i int, n any) bool {
 			switch v := n.(type) {
 			case []*Param:

@@ -18,7 +18,9 @@ const GeneratorsDir = "generators"
 
 // BundleTag returns the release tag of a generator bundle:
 // generators/<bundle_id>/<version>.
-func BundleTag(bundleID, version string) string { return GeneratorsDir + "/" + bundleID + "/" + version }
+func BundleTag(bundleID, version string) string {
+	return GeneratorsDir + "/" + bundleID + "/" + version
+}
 
 // BundleRef is a parsed generators.lock.json "bundle" value: "<id>@<rev>",
 // or "<id>" alone for the bundle at the tool's own commit (InTree).
