@@ -110,6 +110,7 @@ func commands(env *Env) []*cli.Command {
 		newSpecCommand(env),
 		newGenCommand(env),
 		newManifestCommand(env),
+		newContractTestCommand(env),
 		newReleaseCommand(env),
 		newPatchCommand(env),
 		newCanonCommand(env),
