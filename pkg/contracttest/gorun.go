@@ -83,9 +83,12 @@ func run(c *client.ClientWithResponses, k call) (r result) {
 			r.Error = fmt.Sprint("panic: ", p)
 		}
 	}()
+	if string(k.Body) == "null" {
+		k.Body = nil
+	}
 	v := reflect.ValueOf(c)
 	m := v.MethodByName(k.Method + "WithResponse")
-	hasParams := len(k.Params) > 0
+	hasParams := len(k.Params) > 0 && string(k.Params) != "null"
 	raw := false
 	if m.IsValid() && k.Body != nil {
 		// The typed method takes ctx, path params, [params], body, editors.
@@ -178,9 +181,9 @@ type goCall struct {
 	Case        string            `json:"case"`
 	Method      string            `json:"method"`
 	PathParams  []json.RawMessage `json:"path_params"`
-	Params      json.RawMessage   `json:"params"`
-	Body        json.RawMessage   `json:"body"`
-	ContentType string            `json:"content_type"`
+	Params      json.RawMessage   `json:"params,omitempty"`
+	Body        json.RawMessage   `json:"body,omitempty"`
+	ContentType string            `json:"content_type,omitempty"`
 	Headers     map[string]string `json:"headers"`
 }
 
