@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/codegen"
@@ -19,7 +18,8 @@ type genOptions struct {
 	All     bool
 	Ref     string // --all: the commit to generate from
 	Langs   []string
-	Out     string
+	Out     string // absolute
+	OutArg  string // as given, for messages
 	Check   bool
 	Pinned  bool
 	Jobs    int
@@ -90,7 +90,7 @@ bundle, generators lock, toolchain), or that generated files were edited by hand
 					return codegen.UnknownLanguage(l)
 				}
 			}
-			opts.Out = absPath(env, opts.Out)
+			opts.OutArg, opts.Out = opts.Out, absPath(env, opts.Out)
 			if err := codegen.CheckOutDir(opts.Out); err != nil {
 				return err
 			}
@@ -249,7 +249,7 @@ func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []c
 			Out     string            `json:"out"`
 			Clients []genResult       `json:"clients"`
 			Skipped []codegen.Skipped `json:"skipped"`
-		}{filepath.ToSlash(opts.Out), rows, skipped})
+		}{opts.OutArg, rows, skipped})
 	}
 	if opts.Quiet {
 		return nil
@@ -283,7 +283,7 @@ func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []c
 	for _, s := range skipped {
 		fmt.Fprintf(env.Stdout, "skipped %s: %s\n", s.ToolID, s.Reason)
 	}
-	fmt.Fprintf(env.Stdout, "%d written, %d unchanged, %d removed in %s\n", written, unchanged, removed, filepath.ToSlash(relTo(env.WorkDir, opts.Out)))
+	fmt.Fprintf(env.Stdout, "%d written, %d unchanged, %d removed in %s\n", written, unchanged, removed, opts.OutArg)
 	return nil
 }
 
@@ -328,13 +328,13 @@ func reportCheck(env *Env, opts genOptions, clients []*codegen.Client, scope *co
 	}
 	if bad > 0 {
 		return &errkind.CheckError{
-			Problem: fmt.Sprintf("%d of %d clients drifted from their inputs in %s:", bad, len(drifts), filepath.ToSlash(relTo(env.WorkDir, opts.Out))),
+			Problem: fmt.Sprintf("%d of %d clients drifted from their inputs in %s:", bad, len(drifts), opts.OutArg),
 			Details: details,
 			Hint:    "regenerate with the same command without --check and commit the result",
 		}
 	}
 	if !opts.Quiet {
-		fmt.Fprintf(env.Stdout, "%d clients up to date in %s\n", len(drifts), filepath.ToSlash(relTo(env.WorkDir, opts.Out)))
+		fmt.Fprintf(env.Stdout, "%d clients up to date in %s\n", len(drifts), opts.OutArg)
 	}
 	return nil
 }
