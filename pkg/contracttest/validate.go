@@ -3,7 +3,6 @@ package contracttest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,8 +188,7 @@ func checkCredentials(_ context.Context, in *openapi3filter.AuthenticationInput)
 
 // flatten turns kin-openapi's (multi) errors into one line each.
 func flatten(prefix string, err error) []string {
-	var me openapi3.MultiError
-	if errors.As(err, &me) {
+	if me, ok := err.(openapi3.MultiError); ok {
 		var out []string
 		for _, e := range me {
 			out = append(out, flatten(prefix, e)...)
