@@ -272,8 +272,11 @@ func equivalence(c *codegen.Client, filtered *specfilter.Result) CheckResult {
 	return chk
 }
 
-// FindTool returns the path of a command on PATH, or "".
+// FindTool returns the path of a command (a name on PATH or a path), or "".
 func FindTool(name string) string {
+	if name == "" {
+		return ""
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return ""

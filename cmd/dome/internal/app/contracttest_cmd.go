@@ -151,18 +151,18 @@ func warnSkips(env *Env, rep *contracttest.Report, quiet bool) {
 func toolchains(env *Env, reg *registry.Registry) contracttest.Options {
 	find := func(override, name string) string {
 		if v := env.Getenv(override); v != "" {
-			return v
+			return contracttest.FindTool(v) // a path or a name; "" when missing
 		}
 		return contracttest.FindTool(name)
 	}
 	opts := contracttest.Options{
 		Go:     find("DOME_GO", "go"),
 		Python: find("DOME_PYTHON", "python3"),
-		TSC:    env.Getenv("DOME_TSC"),
+		TSC:    find("DOME_TSC", ""),
 		CI:     env.Getenv("CI") == "true" || env.Getenv("CI") == "1",
 		Env:    os.Environ(),
 	}
-	if opts.TSC == "" {
+	if opts.TSC == "" && env.Getenv("DOME_TSC") == "" {
 		var roots []string
 		if reg != nil && !reg.Repo().IsBare() && reg.Repo().RemoteURL() == "" {
 			roots = append(roots, reg.Repo().Path())
