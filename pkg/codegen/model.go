@@ -142,7 +142,13 @@ type modelBuilder struct {
 	root   map[string]any
 	n      Namer
 	source string
+	steps  int // schema nodes visited: bounds work on hostile specs
 }
+
+// maxSteps bounds the schema nodes one model visits. References to
+// components stop the descent, but other local references and allOf chains
+// can fan out; past this budget a schema becomes "any".
+const maxSteps = 1 << 20
 
 func obj(v any) map[string]any {
 	m, _ := v.(map[string]any)
@@ -252,7 +258,8 @@ const schemaPrefix = "#/components/schemas/"
 const maxTypeDepth = 64
 
 func (b *modelBuilder) typeOf(s map[string]any, depth int) *Type {
-	if s == nil || depth > maxTypeDepth {
+	b.steps++
+	if s == nil || depth > maxTypeDepth || b.steps > maxSteps {
 		return &Type{Kind: "any"}
 	}
 	t := b.typeOfInner(s, depth)
@@ -445,10 +452,18 @@ func (b *modelBuilder) allOf(s map[string]any, parts []any, depth int) *Type {
 	var required []any
 	ok := true
 	var visit func(p map[string]any, d int)
+	seen := map[string]bool{}
 	visit = func(p map[string]any, d int) {
-		if d > maxTypeDepth {
+		b.steps++
+		if d > maxTypeDepth || b.steps > maxSteps {
 			ok = false
 			return
+		}
+		if ref := str(p, "$ref"); ref != "" {
+			if seen[ref] {
+				return // an allOf cycle adds nothing new
+			}
+			seen[ref] = true
 		}
 		p = b.deref(p)
 		if p == nil {
