@@ -85,7 +85,7 @@ func main() {
 		run(st, d, "spec", "filter", "stripe@HEAD", "--profile", "p10@HEAD", "--out", filepath.Join(w, fmt.Sprintf("f-%d.json", i)))
 	})
 	fmt.Printf("stripe Go client, 10%% profile (%s) | %s | %s (oapi-codegen CLI %s) | %.2fx | %s (dome spec filter)\n",
-		strings.TrimSpace(strings.TrimPrefix(out, "wrote "+filtered+": ")), ms(pipeline), ms(bare), strings.Fields(version+" ?")[len(strings.Fields(version+" ?"))-2], float64(pipeline)/float64(bare), ms(filter))
+		strings.TrimSpace(strings.TrimPrefix(out, "wrote "+filtered+": ")), ms(pipeline), ms(bare), strings.Fields(version + " ?")[len(strings.Fields(version+" ?"))-2], float64(pipeline)/float64(bare), ms(filter))
 	g1, _ := os.ReadFile(filepath.Join(w, "st-out-0/client/go/stripe/p10/client.gen.go"))
 	g2, _ := os.ReadFile(filepath.Join(w, "peer-0.go"))
 	fmt.Printf("# generated Go: dome %d bytes, oapi-codegen CLI %d bytes (dome's header differs: no build-dependent module path)\n", len(g1), len(g2))
