@@ -10,7 +10,6 @@ import (
 	"path"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,21 +215,3 @@ func usesImport(f *ast.File, name string) bool {
 // goFormatterVersion names the formatter: go/format of the Go release dome
 // was built with.
 func goFormatterVersion() string { return runtime.Version() }
-
-// goSymbols are the names oapi-codegen gives operations (its ToCamelCase).
-func goSymbols(ids []string) map[string]string {
-	out := map[string]string{}
-	for _, id := range ids {
-		out[id] = codegen.ToCamelCase(id)
-	}
-	return out
-}
-
-func sortedStrings(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
