@@ -115,6 +115,7 @@ func commands(env *Env) []*cli.Command {
 		newKeygenCommand(env),
 		newSignCommand(env),
 		newVerifyCommand(env),
+		newAgentCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
