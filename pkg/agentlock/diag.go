@@ -1,136 +1,15 @@
 package agentlock
 
-import (
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
+import "github.com/dome-registry/dome/pkg/schemaval"
 
-	"github.com/dome-registry/dome/pkg/errkind"
-)
+// Diagnostic is one problem in an input file with its line, column and field.
+type Diagnostic = schemaval.Diagnostic
 
-// Diagnostic is one problem in an input file, at a line and column, in a
-// field written as a path (requires.mcp[0].category).
-type Diagnostic struct {
-	File    string `json:"file"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-	Field   string `json:"field,omitempty"`
-	Problem string `json:"problem"`
-	Hint    string `json:"hint,omitempty"`
-}
+// InvalidError is an input file with one or more problems (exit 2).
+type InvalidError = schemaval.InvalidError
 
-// Location is "file:line:column" (or less when unknown).
-func (d Diagnostic) Location() string {
-	switch {
-	case d.Line > 0 && d.Column > 0:
-		return fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
-	case d.Line > 0:
-		return fmt.Sprintf("%s:%d", d.File, d.Line)
-	}
-	return d.File
-}
+func invalid(file string, diags []Diagnostic) error { return schemaval.Invalid(file, diags) }
 
-func (d Diagnostic) String() string {
-	s := d.Location() + ": "
-	if d.Field != "" {
-		s += d.Field + ": "
-	}
-	return s + d.Problem
-}
+func fieldPath(tokens []string) string { return schemaval.FieldPath(tokens) }
 
-// InvalidError is an input file with one or more problems; it unwraps to an
-// *errkind.InputError, so dome exits 2.
-type InvalidError struct {
-	File  string
-	Diags []Diagnostic
-}
-
-func (e *InvalidError) Error() string {
-	if len(e.Diags) == 1 {
-		return e.Diags[0].String()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d problems", e.File, len(e.Diags))
-	for _, d := range e.Diags {
-		b.WriteString("\n  ")
-		b.WriteString(d.String())
-		if d.Hint != "" {
-			b.WriteString("\n    hint: ")
-			b.WriteString(d.Hint)
-		}
-	}
-	return b.String()
-}
-
-// Unwrap returns the InputError that carries the exit code and, for a
-// single problem, the hint.
-func (e *InvalidError) Unwrap() error {
-	ie := &errkind.InputError{Source: e.File, Problem: fmt.Sprintf("%d problems", len(e.Diags))}
-	if len(e.Diags) == 1 {
-		d := e.Diags[0]
-		ie.Field, ie.Problem, ie.Hint = d.Field, d.Problem, d.Hint
-		if d.Line > 0 {
-			ie.Field = strings.TrimPrefix(fmt.Sprintf("%s (line %d)", d.Field, d.Line), " ")
-		}
-	}
-	return ie
-}
-
-func invalid(file string, diags []Diagnostic) error {
-	if len(diags) == 0 {
-		return nil
-	}
-	sort.SliceStable(diags, func(i, j int) bool {
-		if diags[i].Line != diags[j].Line {
-			return diags[i].Line < diags[j].Line
-		}
-		return diags[i].Column < diags[j].Column
-	})
-	return &InvalidError{File: file, Diags: diags}
-}
-
-// fieldPath turns JSON pointer tokens into a dotted path with [i] for
-// array indexes: ["requires","mcp","0","category"] -> requires.mcp[0].category.
-func fieldPath(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		if _, err := strconv.Atoi(t); err == nil {
-			b.WriteString("[" + t + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		if isPlainKey(t) {
-			b.WriteString(t)
-		} else {
-			b.WriteString(strconv.Quote(t))
-		}
-	}
-	return b.String()
-}
-
-func isPlainKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '_' || r == '-' || r == '$' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
-// splitPointer splits a JSON pointer into unescaped tokens.
-func splitPointer(p string) []string {
-	if p == "" {
-		return nil
-	}
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, t := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return parts
-}
+const keySuffix = schemaval.KeySuffix

@@ -103,10 +103,6 @@ func yamlDiag(file string, firstLine int, err error) *Diagnostic {
 	return &Diagnostic{File: file, Line: line, Problem: "invalid YAML (at or after this line): " + msg, Hint: "indent with spaces, close every [ and {, quote values that contain ': ' or start with a special character"}
 }
 
-// keySuffix marks the position of a member's key (rather than its value)
-// in a position map; "unknown field" is reported at the key.
-const keySuffix = "\x00key"
-
 type yamlConv struct {
 	file    string
 	lineOff int

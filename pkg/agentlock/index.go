@@ -60,8 +60,7 @@ func (s *Server) Key() string { return s.ID + "@" + s.Version }
 func ParseIndex(file string, data []byte) (*Index, error) {
 	doc, pos, err := schemaval.DecodeLocated(data)
 	if err != nil {
-		se := err.(*schemaval.SyntaxError)
-		return nil, invalid(file, []Diagnostic{{File: file, Line: se.Line, Column: se.Column, Field: fieldPath(splitPointer(se.Pointer)), Problem: se.Problem, Hint: "write valid JSON (no comments, no trailing commas, unique keys)"}})
+		return nil, invalid(file, []Diagnostic{schemaval.SyntaxDiagnostic(file, err, "write valid JSON (no comments, no trailing commas, unique keys)")})
 	}
 	diags := violations(file, SchemaIndex, doc, pos, indexHint)
 	if len(diags) > 0 {

@@ -124,8 +124,7 @@ func indented(v any) ([]byte, error) {
 func ParseLock(file string, data []byte) (*Lock, error) {
 	doc, pos, err := schemaval.DecodeLocated(data)
 	if err != nil {
-		se := err.(*schemaval.SyntaxError)
-		return nil, invalid(file, []Diagnostic{{File: file, Line: se.Line, Column: se.Column, Field: fieldPath(splitPointer(se.Pointer)), Problem: se.Problem, Hint: "regenerate it with dome agent resolve"}})
+		return nil, invalid(file, []Diagnostic{schemaval.SyntaxDiagnostic(file, err, "regenerate it with dome agent resolve")})
 	}
 	if diags := violations(file, SchemaLock, doc, pos, func(string, string) string { return "regenerate it with dome agent resolve" }); len(diags) > 0 {
 		return nil, invalid(file, diags)

@@ -4,7 +4,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/dome-registry/dome/pkg/schemaval"
 )
@@ -39,16 +38,7 @@ func schema(name string) *schemaval.Schema {
 // violations validates doc against a schema and returns diagnostics placed
 // with pos; hint adds advice per field.
 func violations(file, schemaName string, doc any, pos map[string]schemaval.Position, hint func(field, problem string) string) []Diagnostic {
-	var out []Diagnostic
-	for _, v := range schema(schemaName).Violations(doc) {
-		p := schemaval.Locate(pos, v.Pointer())
-		if kp, ok := pos[v.Pointer()+keySuffix]; ok && strings.HasPrefix(v.Message, "unknown field") {
-			p = kp
-		}
-		field := fieldPath(v.Path)
-		out = append(out, Diagnostic{File: file, Line: p.Line, Column: p.Column, Field: field, Problem: v.Message, Hint: hint(field, v.Message)})
-	}
-	return out
+	return schema(schemaName).Diagnose(file, doc, pos, hint)
 }
 
 // decodeInto decodes a validated generic document into a typed value.

@@ -58,7 +58,8 @@ func (e *SyntaxError) Error() string {
 
 // DecodeLocated decodes one JSON value (objects as map[string]any, numbers
 // as json.Number) and returns the start position of every value by JSON
-// pointer ("" is the root). It refuses duplicate keys, trailing data, a byte
+// pointer ("" is the root), and of every member's key by its pointer plus
+// KeySuffix. It refuses duplicate keys, trailing data, a byte
 // order mark and nesting deeper than 1000 levels with a *SyntaxError.
 func DecodeLocated(data []byte) (any, map[string]Position, error) {
 	l := &locator{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]Position{}, line: 1}
@@ -153,9 +154,11 @@ func (l *locator) value(ptr string, depth int) (any, error) {
 				return nil, &SyntaxError{Pointer: ptr, Position: l.at(koff), Problem: "not valid JSON: object key is not a string"}
 			}
 			child := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+			kpos := l.at(koff)
 			if _, dup := m[k]; dup {
-				return nil, &SyntaxError{Pointer: child, Position: l.at(koff), Problem: fmt.Sprintf("duplicate key %s (first at line %d)", strconv.Quote(k), l.pos[child].Line)}
+				return nil, &SyntaxError{Pointer: child, Position: kpos, Problem: fmt.Sprintf("duplicate key %s (first at line %d)", strconv.Quote(k), l.pos[child+KeySuffix].Line)}
 			}
+			l.pos[child+KeySuffix] = kpos
 			x, err := l.value(child, depth+1)
 			if err != nil {
 				return nil, err
