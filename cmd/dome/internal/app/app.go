@@ -116,6 +116,7 @@ func commands(env *Env) []*cli.Command {
 		newSignCommand(env),
 		newVerifyCommand(env),
 		newAgentCommand(env),
+		newContractCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
