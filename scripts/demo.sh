@@ -29,3 +29,6 @@ run verify --trusted "$out/keys/demo-1.trusted.json" --kind dome.filtered_spec/v
 run agent discover --index examples/hello-agent/mcp.index.json --category audiences
 run agent resolve --agents examples/hello-agent/agents.md --index examples/hello-agent/mcp.index.json --check
 run agent resolve --agents examples/hello-agent/agents.md --index-ref HEAD --lock "$out/agents.lock" --explain
+# Contracts: a command in a project compiled into the contract text (catalog at HEAD).
+run contract list --ref HEAD
+run contract resolve --ref HEAD --project acme-web --command create-component --input "Button with variants" --now 2026-01-02T03:04:05Z
