@@ -13,45 +13,35 @@ func NewRepoStore(r *gitstore.Repo) *RepoStore { return &RepoStore{Repo: r} }
 
 // ReadTree implements Store.
 func (s *RepoStore) ReadTree(id OID) ([]TreeEntry, error) {
-	es, err := s.Repo.ReadTree(gitstore.Hash(id))
+	es, err := s.Repo.ReadTree(id)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]TreeEntry, len(es))
 	for i, e := range es {
-		out[i] = TreeEntry{Name: e.Name, Mode: Mode(e.Mode), ID: OID(e.Hash)}
+		out[i] = TreeEntry{Name: e.Name, Mode: Mode(e.Mode), ID: e.Hash}
 	}
 	return out, nil
 }
 
 // ReadBlob implements Store.
-func (s *RepoStore) ReadBlob(id OID) ([]byte, error) { return s.Repo.ReadBlob(gitstore.Hash(id)) }
+func (s *RepoStore) ReadBlob(id OID) ([]byte, error) { return s.Repo.ReadBlob(id) }
 
 // WriteBlob implements Store.
 func (s *RepoStore) WriteBlob(data []byte) (OID, error) {
-	h, err := s.Repo.WriteBlob(data)
-	return OID(h), err
+	return s.Repo.WriteBlob(data)
 }
 
 // WriteTree implements Store.
 func (s *RepoStore) WriteTree(entries []TreeEntry) (OID, error) {
 	es := make([]gitstore.TreeEntry, len(entries))
 	for i, e := range entries {
-		es[i] = gitstore.TreeEntry{Name: e.Name, Mode: gitstore.Mode(e.Mode), Hash: gitstore.Hash(e.ID)}
+		es[i] = gitstore.TreeEntry{Name: e.Name, Mode: gitstore.Mode(e.Mode), Hash: e.ID}
 	}
-	h, err := s.Repo.WriteTree(es)
-	return OID(h), err
+	return s.Repo.WriteTree(es)
 }
 
 // ResolvePrefix implements PrefixResolver.
 func (s *RepoStore) ResolvePrefix(prefix string) ([]OID, error) {
-	hs, err := s.Repo.HashesWithPrefix(prefix)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]OID, len(hs))
-	for i, h := range hs {
-		out[i] = OID(h)
-	}
-	return out, nil
+	return s.Repo.HashesWithPrefix(prefix)
 }

@@ -2,34 +2,18 @@ package patch
 
 import (
 	"crypto/sha1"
-	"encoding/hex"
+
 	"fmt"
+	"github.com/dome-registry/dome/pkg/gitstore"
 	"strconv"
 )
 
-// OID is a git object id (SHA-1).
-type OID [20]byte
-
-// ZeroOID is the all-zero id git writes for "no object".
-var zeroOID OID
-
-// String returns the 40-digit lowercase hex form.
-func (o OID) String() string { return hex.EncodeToString(o[:]) }
-
-// IsZero reports whether o is the all-zero id.
-func (o OID) IsZero() bool { return o == zeroOID }
+// OID is a git object id (SHA-1): the same type as gitstore.Hash, so ids
+// pass between the engine and the object store without conversion.
+type OID = gitstore.Hash
 
 // ParseOID parses a full 40-digit hex id.
-func ParseOID(s string) (OID, bool) {
-	var o OID
-	if len(s) != 40 {
-		return o, false
-	}
-	if _, err := hex.Decode(o[:], []byte(s)); err != nil {
-		return o, false
-	}
-	return o, true
-}
+func ParseOID(s string) (OID, bool) { return gitstore.ParseHash(s) }
 
 // BlobID returns the id git gives a blob holding data.
 func BlobID(data []byte) OID {
