@@ -2,6 +2,7 @@ package agentlock
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -65,6 +66,31 @@ func FuzzParseIndex(f *testing.F) {
 			if _, err := ParseLock("agents.lock", b); err != nil {
 				t.Fatalf("dome cannot read its own lock: %v\n%s", err, b)
 			}
+		}
+	})
+}
+
+// FuzzParseLock: any bytes give a lock or an input error, and a lock that
+// parses has the shape the schema promises.
+func FuzzParseLock(f *testing.F) {
+	res, _ := Resolve(agent(), &Index{Servers: []Server{srv("s", "1")}}, Origin{Digest: "sha256:" + strings.Repeat("0", 64)})
+	l, _ := res.Lock()
+	b, _ := l.Marshal()
+	f.Add(b)
+	f.Add([]byte(`{"lockfileVersion": 1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := ParseLock("agents.lock", data)
+		if err != nil {
+			if !errkind.IsInput(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		if l.LockfileVersion != LockfileVersion || l.HashFormula != HashFormula {
+			t.Fatalf("accepted a lock of another format: %+v", l)
+		}
+		if c := Changes(l, l); len(c) != 0 {
+			t.Fatalf("a lock differs from itself: %v", c)
 		}
 	})
 }
