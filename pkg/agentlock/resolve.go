@@ -106,7 +106,6 @@ type Outcome struct {
 	Alternatives []Candidate `json:"alternatives"`
 	// Rejected are the other servers, by id then version.
 	Rejected []Rejected `json:"rejected"`
-	server   *Server
 }
 
 // Resolution is the result of resolving an agent against an index.
@@ -165,7 +164,7 @@ func Resolve(a *Agent, idx *Index, origin Origin) (*Resolution, error) {
 			}
 			if o.Selected == nil {
 				c := candidate(s)
-				o.Selected, o.server = &c, s
+				o.Selected = &c
 				continue
 			}
 			o.Alternatives = append(o.Alternatives, candidate(s))
