@@ -25,3 +25,10 @@ run keygen --kid demo-1 --out "$out/keys"
 "$dome" sign --key "$out/keys/demo-1.key" --kind dome.filtered_spec/v1 "$out/petstore.readonly.openapi.json" > "$out/petstore.sig.json"
 printf '\n$ dome sign --key demo-1.key --kind dome.filtered_spec/v1 petstore.readonly.openapi.json\n'; cat "$out/petstore.sig.json"
 run verify --trusted "$out/keys/demo-1.trusted.json" --kind dome.filtered_spec/v1 --sig "$out/petstore.sig.json" "$out/petstore.readonly.openapi.json"
+# Agent lock: examples/hello-agent's MCP servers, from the example index and from the registry at HEAD.
+run agent discover --index examples/hello-agent/mcp.index.json --category audiences
+run agent resolve --agents examples/hello-agent/agents.md --index examples/hello-agent/mcp.index.json --check
+run agent resolve --agents examples/hello-agent/agents.md --index-ref HEAD --lock "$out/agents.lock" --explain
+# Contracts: a command in a project compiled into the contract text (catalog at HEAD).
+run contract list --ref HEAD
+run contract resolve --ref HEAD --project acme-web --command create-component --input "Button with variants" --now 2026-01-02T03:04:05Z
