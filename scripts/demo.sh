@@ -34,3 +34,10 @@ printf '\n$ dome gen --check --out clients   # after a hand edit: exit 1\n'
 run gen --all --out "$out/clients"
 run manifest verify "$out/clients/client/go/petstore"
 run contract-test petstore@HEAD --profile readonly@HEAD
+# Agent lock: examples/hello-agent's MCP servers, from the example index and from the registry at HEAD.
+run agent discover --index examples/hello-agent/mcp.index.json --category audiences
+run agent resolve --agents examples/hello-agent/agents.md --index examples/hello-agent/mcp.index.json --check
+run agent resolve --agents examples/hello-agent/agents.md --index-ref HEAD --lock "$out/agents.lock" --explain
+# Contracts: a command in a project compiled into the contract text (catalog at HEAD).
+run contract list --ref HEAD
+run contract resolve --ref HEAD --project acme-web --command create-component --input "Button with variants" --now 2026-01-02T03:04:05Z

@@ -118,6 +118,8 @@ func commands(env *Env) []*cli.Command {
 		newKeygenCommand(env),
 		newSignCommand(env),
 		newVerifyCommand(env),
+		newAgentCommand(env),
+		newContractCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)

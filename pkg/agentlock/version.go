@@ -1,0 +1,37 @@
+package agentlock
+
+import (
+	"regexp"
+	"strings"
+
+	"golang.org/x/mod/semver"
+)
+
+// semverRE is the SemVer 2.0.0 grammar (https://semver.org/#backusnaur-form-grammar-for-valid-semver-versions),
+// with an optional leading v.
+var semverRE = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+	`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
+	`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+
+// IsSemver reports whether v is a SemVer 2.0.0 version (a leading v allowed).
+func IsSemver(v string) bool { return semverRE.MatchString(v) }
+
+// CompareVersions orders server versions totally: two SemVer versions by
+// SemVer precedence (1.2.0 < 1.10.0, 1.0.0-rc.1 < 1.0.0), then byte-wise
+// when their precedence is equal (build metadata, a leading v); every
+// SemVer version before every other version; two other versions byte-wise.
+// It returns -1, 0 or +1.
+func CompareVersions(a, b string) int {
+	sa, sb := IsSemver(a), IsSemver(b)
+	switch {
+	case sa && sb:
+		if c := semver.Compare("v"+strings.TrimPrefix(a, "v"), "v"+strings.TrimPrefix(b, "v")); c != 0 {
+			return c
+		}
+	case sa:
+		return -1
+	case sb:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
