@@ -9,7 +9,7 @@ TESTFLAGS ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION)
 
-.PHONY: help build demo test bench fuzz lint conformance clean
+.PHONY: help build demo test bench fuzz lint conformance contract clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,6 +25,10 @@ test: ## run every test (unit, CLI scripts, conformance short form)
 
 conformance: ## patch engine vs git: 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
 	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
+
+contract: build ## contract tests of every example tool x profile (go, ts, python); tsc from npm ci --prefix contract-tests/ts
+	@for t in petstore ticketing inventory; do for p in default readonly highrisk; do \
+	  echo "== $$t $$p"; ./$(BIN) contract-test $$t@HEAD --profile $$p || exit 1; done; done
 
 bench: build ## compare dome with its peers side by side (see bench/)
 	./scripts/bench.sh $(BIN)

@@ -25,6 +25,15 @@ run keygen --kid demo-1 --out "$out/keys"
 "$dome" sign --key "$out/keys/demo-1.key" --kind dome.filtered_spec/v1 "$out/petstore.readonly.openapi.json" > "$out/petstore.sig.json"
 printf '\n$ dome sign --key demo-1.key --kind dome.filtered_spec/v1 petstore.readonly.openapi.json\n'; cat "$out/petstore.sig.json"
 run verify --trusted "$out/keys/demo-1.trusted.json" --kind dome.filtered_spec/v1 --sig "$out/petstore.sig.json" "$out/petstore.readonly.openapi.json"
+# Deterministic clients: every tool x profile x language, the drift check, the manifests, a contract test.
+run gen --all --out "$out/clients"
+run gen --check --out "$out/clients"
+printf '// hand edit\n' >> "$out/clients/client/ts/petstore/readonly/client.ts"
+printf '\n$ dome gen --check --out clients   # after a hand edit: exit 1\n'
+"$dome" gen --check --out "$out/clients" || true
+run gen --all --out "$out/clients"
+run manifest verify "$out/clients/client/go/petstore"
+run contract-test petstore@HEAD --profile readonly@HEAD
 # Agent lock: examples/hello-agent's MCP servers, from the example index and from the registry at HEAD.
 run agent discover --index examples/hello-agent/mcp.index.json --category audiences
 run agent resolve --agents examples/hello-agent/agents.md --index examples/hello-agent/mcp.index.json --check

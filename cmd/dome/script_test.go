@@ -39,6 +39,25 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	shared, _ := filepath.Abs("../../../shared")
 	root, _ := filepath.Abs("../..")
 	_, gitErr := exec.LookPath("git")
+	_, goErr := exec.LookPath("go")
+	_, pyErr := exec.LookPath("python3")
+	// Contract tests build generated Go clients: share this machine's Go
+	// caches with the scripts (their HOME is a fresh folder).
+	goEnv := map[string]string{}
+	if goErr == nil {
+		if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS").Output(); err == nil {
+			vals := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS"} {
+				if i < len(vals) {
+					goEnv[k] = vals[i]
+				}
+			}
+		}
+	}
+	tsc := filepath.Join(root, "contract-tests", "ts", "node_modules", ".bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		tsc = ""
+	}
 	return testscript.Params{
 		Dir:                 dir,
 		UpdateScripts:       *update,
@@ -56,6 +75,11 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			e.Setenv("TZ", "UTC")
 			e.Setenv("DOME_ROOT", root)
 			e.Setenv("SHARED", shared)
+			for k, v := range goEnv {
+				e.Setenv(k, v)
+			}
+			e.Setenv("DOME_TSC", tsc)
+			e.Setenv("CI", "")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -113,6 +137,12 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			case "gpg":
 				_, err := exec.LookPath("gpg")
 				return err == nil, nil
+			case "go":
+				return goErr == nil, nil
+			case "python3":
+				return pyErr == nil, nil
+			case "tsc":
+				return tsc != "", nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil

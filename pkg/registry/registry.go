@@ -69,21 +69,27 @@ type PinOptions struct {
 // HEAD, tag, branch, short SHA). For a remote repository it fetches only
 // when the revision may have moved or is not in the cache yet.
 func (r *Registry) PinRev(ctx context.Context, toolID, rev string, opts PinOptions) (Pin, error) {
+	return r.pinNS(ctx, "registry/"+toolID+"/", toolID, rev, opts)
+}
+
+// pinNS pins rev for id, reading "vX.Y.Z" as the annotated tag
+// <tagPrefix>vX.Y.Z, and applies opts.Pinned.
+func (r *Registry) pinNS(ctx context.Context, tagPrefix, id, rev string, opts PinOptions) (Pin, error) {
 	src := opts.Source
 	if src == "" {
 		src = "ref"
 	}
 	ref := opts.Display
 	if ref == "" {
-		ref = toolID + "@" + rev
+		ref = id + "@" + rev
 	}
-	key := toolID + "\x00" + rev
+	key := tagPrefix + "\x00" + rev
 	r.mu.Lock()
 	p, ok := r.pins[key]
 	r.mu.Unlock()
 	if !ok {
 		var err error
-		p, err = r.pin(ctx, toolID, rev, src, ref)
+		p, err = r.pin(ctx, id, rev, src, ref, tagPrefix)
 		if err != nil {
 			return Pin{}, err
 		}
@@ -95,7 +101,7 @@ func (r *Registry) PinRev(ctx context.Context, toolID, rev string, opts PinOptio
 		return Pin{}, &errkind.InputError{
 			Source:  src,
 			Problem: fmt.Sprintf("%s is not pinned: %s", ref, unpinnedReason(p)),
-			Hint:    fmt.Sprintf("use a full commit SHA (%s@%s) or a release tag (%s@vX.Y.Z)", toolID, p.Commit, toolID),
+			Hint:    fmt.Sprintf("use a full commit SHA (%s@%s) or a release tag (%s@vX.Y.Z)", id, p.Commit, id),
 		}
 	}
 	return p, nil
@@ -115,18 +121,23 @@ func unpinnedReason(p Pin) string {
 		if p.TagObject == nil && strings.HasPrefix(p.RefName, "refs/tags/registry/") {
 			return "it is a lightweight tag; releases are annotated tags made by dome release"
 		}
+		if p.TagObject == nil && strings.HasPrefix(p.RefName, "refs/tags/generators/") {
+			return "it is a lightweight tag; bundle releases are annotated tags generators/<bundle>/vX.Y.Z"
+		}
 		return fmt.Sprintf("tag %s is not a release tag registry/<tool>/vX.Y.Z and may be moved", strings.TrimPrefix(p.RefName, "refs/tags/"))
 	}
 	return fmt.Sprintf("%s refs can move", p.Kind)
 }
 
-func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, error) {
+// pin resolves rev; "vX.Y.Z" names the annotated tag <tagPrefix>vX.Y.Z
+// (registry/<tool>/ for tools, generators/<bundle>/ for generator bundles).
+func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref, tagPrefix string) (Pin, error) {
 	remote := r.repo.RemoteURL() != ""
 	gitRev := rev
 	base, suffix := gitstore.SplitAncestry(rev)
 	release := IsReleaseVersion(base)
 	if release {
-		gitRev = ReleaseRef(toolID, base) + suffix
+		gitRev = "refs/tags/" + tagPrefix + base + suffix
 	}
 	// A remote's cache answers immutable names (full SHAs, release tags)
 	// without the network; anything that can move is fetched first.
@@ -144,7 +155,7 @@ func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, 
 		res, err = r.repo.ResolveRevision(gitRev)
 	}
 	if err != nil {
-		return Pin{}, r.revError(src, ref, toolID, rev, release, err)
+		return Pin{}, r.revError(src, ref, toolID, rev, tagPrefix, release, err)
 	}
 	p := Pin{Requested: rev, Kind: res.Kind, RefName: res.RefName, Commit: res.Commit}
 	if res.Annotated {
@@ -153,12 +164,12 @@ func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref string) (Pin, 
 	}
 	if strings.HasPrefix(res.RefName, "refs/tags/") && res.Annotated {
 		tag := strings.TrimPrefix(res.RefName, "refs/tags/")
-		if v, ok := strings.CutPrefix(tag, "registry/"+toolID+"/"); ok && IsReleaseVersion(v) {
+		if v, ok := strings.CutPrefix(tag, tagPrefix); ok && IsReleaseVersion(v) {
 			p.Kind = KindRelease
 		}
 	}
 	if release && suffix == "" && p.Kind != KindRelease {
-		return Pin{}, &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s is a lightweight tag, not a release", ref, ReleaseTag(toolID, rev)), Hint: "releases are annotated tags; recreate it with dome release"}
+		return Pin{}, &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %s is a lightweight tag, not a release", ref, tagPrefix+rev), Hint: "releases are annotated tags; recreate it as one (git tag -a)"}
 	}
 	tree, err := r.repo.CommitTree(p.Commit)
 	if err != nil {
@@ -173,7 +184,7 @@ func remoteErr(src string, err error) error {
 }
 
 // revError turns a resolution failure into an error that says what to do.
-func (r *Registry) revError(src, ref, toolID, rev string, release bool, err error) error {
+func (r *Registry) revError(src, ref, toolID, rev, tagPrefix string, release bool, err error) error {
 	var amb *gitstore.AmbiguousError
 	var ambRef *gitstore.AmbiguousRefError
 	var notCommit *gitstore.NotCommitError
@@ -193,6 +204,9 @@ func (r *Registry) revError(src, ref, toolID, rev string, release bool, err erro
 	case errors.Is(err, gitstore.ErrNotFound) && strings.ContainsAny(rev, "~^"):
 		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: %v", ref, err), Hint: "the ancestry steps go past the history; use fewer", Err: err}
 	case errors.Is(err, gitstore.ErrNotFound):
+		if release && tagPrefix != "registry/"+toolID+"/" {
+			return &errkind.InputError{Source: src, Problem: fmt.Sprintf("%s: no release tag %s", ref, tagPrefix+rev), Hint: "list them with: git tag -l '" + tagPrefix + "*'; or pin a full commit SHA", Err: err}
+		}
 		if release {
 			hint := fmt.Sprintf("list releases with: dome registry show %s@HEAD", toolID)
 			if vs, lerr := r.Releases(toolID); lerr == nil && len(vs) > 0 {

@@ -87,7 +87,7 @@ func newRegistryVerifyCommand(env *Env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			vs, err := release.VerifyAll(c.Context, reg, release.VerifyOptions{Keyring: keyring, Reproduce: reproduceFor(env)})
+			vs, err := release.VerifyAll(c.Context, reg, release.VerifyOptions{Keyring: keyring, Reproduce: reproduceFor(env, reg)})
 			if err != nil {
 				return err
 			}

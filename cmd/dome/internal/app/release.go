@@ -70,7 +70,7 @@ func runRelease(ctx context.Context, env *Env, reg *registry.Registry, opts rele
 	tagger.When = when
 	ro := release.Options{
 		ToolID: opts.Tool, Version: opts.Version, Ref: opts.Ref, AllowBreaking: opts.AllowBreaking,
-		Tagger: tagger, Push: opts.Push, Reproduce: reproduceFor(env),
+		Tagger: tagger, Push: opts.Push, Reproduce: reproduceFor(env, reg),
 	}
 	if opts.SignKey != "" {
 		if ro.Key, err = readSignKey(env, opts.SignKey); err != nil {
@@ -158,12 +158,6 @@ func readKeyring(env *Env, path string) ([]byte, error) {
 	return data, nil
 }
 
-// reproduceFor returns the generation and contract-test check a release
-// runs; nil until the code generators are part of dome.
-func reproduceFor(env *Env) func(ctx context.Context, t *registry.ToolResolution, filtered map[string]release.Filtered) (map[string]string, error) {
-	return nil
-}
-
 type releaseVerifyOptions struct {
 	Tool    string
 	Keyring string
@@ -216,7 +210,7 @@ func runReleaseVerify(ctx context.Context, env *Env, reg *registry.Registry, opt
 	if rel == nil {
 		return &errkind.InputError{Source: "tool", Problem: fmt.Sprintf("%s has no release %s (tag %s)", ref.ID, ref.Rev, registry.ReleaseTag(ref.ID, ref.Rev))}
 	}
-	v := release.Verify(ctx, reg, *rel, release.VerifyOptions{Keyring: keyring, Reproduce: reproduceFor(env)})
+	v := release.Verify(ctx, reg, *rel, release.VerifyOptions{Keyring: keyring, Reproduce: reproduceFor(env, reg)})
 	return reportVerifications(env, []*release.Verification{v}, opts.JSON)
 }
 

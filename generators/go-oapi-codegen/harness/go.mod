@@ -1,0 +1,15 @@
+// The module the contract test builds a generated Go client in: the
+// runtime the clients of this bundle need, at the versions they were made for.
+module domecontract
+
+go 1.24.0
+
+require (
+	github.com/oapi-codegen/nullable v1.1.0
+	github.com/oapi-codegen/runtime v1.8.0
+)
+
+require (
+	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+)

@@ -1,0 +1,287 @@
+package contracttest_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dome-registry/dome/internal/gittest"
+	"github.com/dome-registry/dome/pkg/codegen"
+	"github.com/dome-registry/dome/pkg/contracttest"
+	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/registry"
+
+	// The runtime the generated Go clients import (generators/go-oapi-codegen/
+	// harness/go.mod): listed here so that dome's go.mod pins it and the
+	// module cache has it for the contract tests' go build, offline too.
+	_ "github.com/oapi-codegen/nullable"
+	_ "github.com/oapi-codegen/runtime"
+	_ "github.com/oapi-codegen/runtime/types"
+)
+
+func root(t testing.TB) string {
+	r, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// setup commits the example registry and bundles into a fresh repository
+// and generates tool/profile in every language.
+func setup(t *testing.T, tool, profile string) (*registry.Registry, *registry.ToolResolution, []*codegen.Client, *codegen.Generator) {
+	t.Helper()
+	r := gittest.New(t)
+	files := map[string]string{}
+	for _, top := range []string{"registry/tools", "generators"} {
+		base := filepath.Join(root(t), filepath.FromSlash(top))
+		filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(base, p)
+			b, err := os.ReadFile(p)
+			files[top+"/"+filepath.ToSlash(rel)] = string(b)
+			return err
+		})
+	}
+	r.Write(files)
+	r.Commit("example")
+	repo, err := gitstore.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New(repo)
+	g := &codegen.Generator{Reg: reg, DomeVersion: "test"}
+	ctx := context.Background()
+	tr, err := reg.ResolveTool(ctx, registry.Ref{ID: tool, Rev: "HEAD"}, registry.PinOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := reg.ProfileAt(tool, profile, tr.Pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []codegen.Job
+	for _, l := range codegen.Languages {
+		jobs = append(jobs, codegen.Job{Tool: tr, Profile: pr, Language: l})
+	}
+	clients, err := g.GenerateAll(ctx, jobs, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, tr, clients, g
+}
+
+// toolchains finds go, python3 and the repository's tsc. In CI (CI=true)
+// a missing one fails the test instead of skipping its check.
+func toolchains(t *testing.T) contracttest.Options {
+	look := func(n string) string { p, _ := exec.LookPath(n); return p }
+	o := contracttest.Options{Go: look("go"), Python: look("python3"), CI: os.Getenv("CI") == "true", Env: os.Environ()}
+	if p := filepath.Join(root(t), "contract-tests", "ts", "node_modules", ".bin", "tsc"); fileExists(p) {
+		o.TSC = p
+	} else if p := os.Getenv("DOME_TSC"); p != "" {
+		o.TSC = p
+	}
+	if o.TSC == "" && !o.CI {
+		t.Log("WARNING: tsc not installed (npm ci --prefix contract-tests/ts): the TypeScript check is skipped")
+	}
+	return o
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func run(t *testing.T, opts contracttest.Options, tool, profile string, edit func([]*codegen.Client, []*contracttest.Case) []*contracttest.Case) *contracttest.Report {
+	t.Helper()
+	reg, tr, clients, g := setup(t, tool, profile)
+	cases, err := contracttest.LoadCases(reg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, _ := reg.ProfileAt(tool, profile, tr.Pin)
+	filtered, err := g.Filter(tr, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		cases = edit(clients, cases)
+	}
+	rep, err := contracttest.Run(context.Background(), opts, tool, profile, filtered, cases, clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func status(rep *contracttest.Report) string {
+	var b strings.Builder
+	for _, c := range rep.Cases {
+		b.WriteString(c.Name + "=" + c.Status + " ")
+	}
+	for _, c := range rep.Checks {
+		b.WriteString(c.Language + ":" + c.Name + "=" + c.Status + " ")
+	}
+	return b.String()
+}
+
+func TestRun_ExampleTools_Pass(t *testing.T) {
+	opts := toolchains(t)
+	for _, tc := range [][2]string{{"petstore", "default"}, {"ticketing", "default"}, {"inventory", "default"}} {
+		t.Run(tc[0], func(t *testing.T) {
+			rep := run(t, opts, tc[0], tc[1], nil)
+			if !rep.OK() {
+				t.Fatalf("%s\n%+v", status(rep), rep)
+			}
+			for _, c := range rep.Cases {
+				if c.Status != contracttest.Pass {
+					t.Errorf("case %s: %s", c.Name, c.Status)
+				}
+			}
+			if len(rep.Checks) != 6 {
+				t.Errorf("want 6 checks (index + compile per language), got %s", status(rep))
+			}
+		})
+	}
+}
+
+func TestRun_ExcludedCasesAreReported(t *testing.T) {
+	rep := run(t, contracttest.Options{}, "petstore", "readonly", nil)
+	got := status(rep)
+	for _, want := range []string{"create-pet=excluded", "delete-pet=excluded", "place-order=excluded", "list-pets=pass", "show-pet=pass"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %s in %s", want, got)
+		}
+	}
+}
+
+func TestRun_GoldenCaseThatBreaksTheSpecFails(t *testing.T) {
+	rep := run(t, contracttest.Options{}, "petstore", "default", func(_ []*codegen.Client, cs []*contracttest.Case) []*contracttest.Case {
+		for _, c := range cs {
+			switch c.Name {
+			case "list-pets":
+				c.Request.Query["limit"] = 500 // maximum 100
+			case "show-pet":
+				c.Response.Body = []byte(`{"id": "seven", "name": "Kitty"}`)
+			case "delete-pet":
+				delete(c.Request.Headers, "Authorization") // adminToken is required too
+			}
+		}
+		return cs
+	})
+	if rep.OK() {
+		t.Fatal("want a failure")
+	}
+	probs := map[string]string{}
+	for _, c := range rep.Cases {
+		probs[c.Name] = strings.Join(c.Problems, "; ")
+	}
+	for name, want := range map[string]string{"list-pets": "parameter \"limit\" in query has an error: number must be at most 100", "show-pet": "value must be an integer", "delete-pet": "Authorization: bearer"} {
+		if !strings.Contains(probs[name], want) {
+			t.Errorf("%s: %q does not say %q", name, probs[name], want)
+		}
+	}
+}
+
+func TestRun_GoClientThatSendsTheWrongRequestFails(t *testing.T) {
+	opts := toolchains(t)
+	if opts.Go == "" {
+		t.Skip("no go toolchain")
+	}
+	rep := run(t, contracttest.Options{Go: opts.Go, Env: opts.Env}, "petstore", "default", func(cs []*codegen.Client, cases []*contracttest.Case) []*contracttest.Case {
+		for _, c := range cs {
+			for i, f := range c.Files {
+				if f.Path == "client.gen.go" {
+					// The client now asks for /pet/{id} and drops the limit query parameter.
+					d := bytes.Replace(f.Data, []byte(`operationPath := fmt.Sprintf("/pets/%s", pathParam0)`), []byte(`operationPath := fmt.Sprintf("/pet/%s", pathParam0)`), -1)
+					d = bytes.Replace(d, []byte(`runtime.StyleParamWithOptions("form", true, "limit", *params.Limit`), []byte(`runtime.StyleParamWithOptions("form", true, "max", *params.Limit`), 1)
+					if bytes.Equal(d, f.Data) {
+						t.Fatal("the tampering did not apply: the generated code changed shape")
+					}
+					c.Files[i].Data = d
+				}
+			}
+		}
+		return cases
+	})
+	probs := map[string]string{}
+	for _, c := range rep.Cases {
+		probs[c.Name] = strings.Join(c.Problems, "; ")
+	}
+	if !strings.Contains(probs["show-pet"], "go client: path /pet/7, golden /pets/7") {
+		t.Errorf("show-pet: %q", probs["show-pet"])
+	}
+	if !strings.Contains(probs["list-pets"], "go client: query map[max:[2] status:[available]], golden map[limit:[2] status:[available]]") {
+		t.Errorf("list-pets: %q", probs["list-pets"])
+	}
+	if probs["create-pet"] != "" {
+		t.Errorf("create-pet: %q", probs["create-pet"])
+	}
+}
+
+func TestRun_IndexThatDiffersFromTheSpecFails(t *testing.T) {
+	rep := run(t, contracttest.Options{}, "petstore", "default", func(cs []*codegen.Client, cases []*contracttest.Case) []*contracttest.Case {
+		for _, c := range cs {
+			if c.Language == "ts" {
+				c.Index.Operations = c.Index.Operations[1:]
+				c.Index.Operations[0].Method = "PUT"
+				c.Index.Operations[1].Symbol = "noSuchFunction"
+			}
+		}
+		return cases
+	})
+	var ts string
+	for _, c := range rep.Checks {
+		if c.Language == "ts" && c.Name == "operations index = filtered spec" {
+			ts = strings.Join(c.Problems, "; ")
+		}
+	}
+	for _, want := range []string{"createPet: in the filtered spec, not in the ts client", "deletePet: spec DELETE /pets/{petId}", `"export async function noSuchFunction(" is not in the generated source`} {
+		if !strings.Contains(ts, want) {
+			t.Errorf("%q does not say %q", ts, want)
+		}
+	}
+}
+
+func TestRun_MissingToolchain_SkipOrFailInCI(t *testing.T) {
+	rep := run(t, contracttest.Options{}, "petstore", "readonly", nil)
+	if !rep.OK() {
+		t.Fatalf("skips must not fail: %s", status(rep))
+	}
+	if !strings.Contains(status(rep), "go:go build + golden requests (2 cases)=skip") {
+		t.Errorf("%s", status(rep))
+	}
+	rep = run(t, contracttest.Options{CI: true}, "petstore", "readonly", nil)
+	if rep.OK() || !strings.Contains(status(rep), "ts:tsc --noEmit=fail") {
+		t.Errorf("in CI a missing toolchain fails: %s", status(rep))
+	}
+}
+
+func TestParseCase_BadInput(t *testing.T) {
+	for name, in := range map[string]string{
+		"not json":      `{`,
+		"no operation":  `{"request": {}, "response": {"status": 200}}`,
+		"unknown field": `{"operation_id": "x", "request": {"cookies": {}}, "response": {"status": 200}}`,
+		"bad status":    `{"operation_id": "x", "request": {}, "response": {"status": 99}}`,
+		"duplicate key": `{"operation_id": "x", "operation_id": "y", "request": {}, "response": {"status": 200}}`,
+	} {
+		if _, err := contracttest.ParseCase("c.json", "c", []byte(in)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func FuzzParseCase(f *testing.F) {
+	f.Add([]byte(`{"operation_id": "x", "request": {"query": {"a": [1, "b"]}, "body": {"k": null}}, "response": {"status": 200, "body": [1]}}`))
+	f.Add([]byte(`{"operation_id": "x"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := contracttest.ParseCase("c.json", "c", data)
+		if err == nil && (c.OperationID == "" || c.Response.Status < 100) {
+			t.Fatalf("accepted an invalid case: %+v", c)
+		}
+	})
+}
