@@ -1,0 +1,75 @@
+package action
+
+import (
+	"context"
+	"errors"
+)
+
+// PayloadType is the DSSE payload type every action schema signature is made
+// for (pkg/signing domain separation): a signature over an action can never
+// verify as any other artifact kind, nor the reverse.
+const PayloadType = "application/vnd.dome.action+json"
+
+// Record is one published (name, version) as a store holds it.
+type Record struct {
+	Name    string
+	Version string
+	// Document is the published document exactly as stored: the canonical
+	// (RFC 8785) bytes of the signed schema object including its "hash" and
+	// "signature" members. Stores never reformat it; a tamper check re-derives
+	// the hash from these bytes.
+	Document []byte
+	// Hash is "sha256:<hex>" of the canonical payload (the document without
+	// "hash", "signature" and "verified"), as computed at publish time.
+	Hash string
+	// Revision names where the record lives: the git commit that added it
+	// (git store) or "" (Postgres).
+	Revision string
+}
+
+// Summary is one action in a listing.
+type Summary struct {
+	Name          string
+	LatestVersion string   // by SemVer precedence (LatestVersion)
+	Versions      []string // sorted by SemVer precedence, lowest first
+	Description   string   // the latest version's "description", "" if none
+}
+
+// PublishResult says what a publish did.
+type PublishResult struct {
+	// Created is false when the identical document was already stored (an
+	// idempotent republish).
+	Created bool
+	Record  Record
+}
+
+// Store holds published action documents. Implementations must be safe for
+// concurrent use by many goroutines and, for the same backing store, by many
+// processes: of N concurrent publishes of one (name, version) with different
+// hashes exactly one succeeds and the others get ErrImmutableConflict; a
+// publish either is stored completely and durably before it returns nil, or
+// not at all.
+type Store interface {
+	// Publish stores rec.Document (already verified and canonical) under
+	// (rec.Name, rec.Version). Same hash already stored: Created=false, nil
+	// error. Different hash stored: an error wrapping ErrImmutableConflict.
+	Publish(ctx context.Context, rec Record) (PublishResult, error)
+	// Get returns one version. Unknown name: ErrActionNotFound; known name,
+	// unknown version: ErrVersionNotFound.
+	Get(ctx context.Context, name, version string) (Record, error)
+	// List returns every action sorted by name.
+	List(ctx context.Context) ([]Summary, error)
+	// Ready reports whether the store can serve (for /readyz).
+	Ready(ctx context.Context) error
+	Close() error
+}
+
+// Errors every store and the HTTP API map to the seed's stable codes.
+var (
+	ErrActionNotFound    = errors.New("ACTION_NOT_FOUND")
+	ErrVersionNotFound   = errors.New("VERSION_NOT_FOUND")
+	ErrImmutableConflict = errors.New("IMMUTABLE_VERSION_CONFLICT")
+	ErrUnknownKeyID      = errors.New("UNKNOWN_KEY_ID")
+	ErrBadSignature      = errors.New("BAD_SIGNATURE")
+	ErrInvalid           = errors.New("INVALID_ACTION") // bad name, version or document
+)
