@@ -51,7 +51,7 @@ func main() {
 	list := median(*runs, func(int) { run(ex, d, "registry", "list") })
 
 	fmt.Println("workload | dome | peer | ratio | floor")
-	fmt.Printf("gen --all, example registry (27 clients) | %s | - | - | %s (dome registry list)\n", ms(genAll), ms(list))
+	fmt.Printf("gen --all, example registry (36 clients) | %s | - | - | %s (dome registry list)\n", ms(genAll), ms(list))
 
 	if _, err := os.Stat(*spec); err != nil {
 		fmt.Printf("stripe Go client | skipped: %s not found | - | - | -\n", *spec)
