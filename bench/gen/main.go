@@ -1,6 +1,6 @@
 // Command gen benchmarks dome's client generation (issue 5).
 //
-// Row 1: "dome gen --all" over the example registry of this checkout (3
+// Row 1: "dome gen --all" over the example registry of this checkout (4
 // tools x 3 profiles x 3 languages) into an empty directory; the floor is
 // "dome registry list" on the same repository (process start, git reads).
 //
