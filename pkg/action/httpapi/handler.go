@@ -21,7 +21,7 @@ import (
 
 // Options configure a Handler.
 type Options struct {
-	Store action.Store        // required
+	Store action.Store         // required
 	Keys  *signing.TrustedKeys // required: the keys reads verify against and publishes must be signed with
 	// Cache holds verification results; nil makes one of
 	// action.DefaultVerifyCacheSize entries.
