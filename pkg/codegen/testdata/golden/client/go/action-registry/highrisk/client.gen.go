@@ -73,29 +73,21 @@ func (e ErrorErrorCode) Valid() bool {
 	}
 }
 
-// Defines values for SignatureAlg.
-const (
-	Ed25519 SignatureAlg = "ed25519"
-)
-
-// Valid indicates whether the value is a known member of the SignatureAlg enum.
-func (e SignatureAlg) Valid() bool {
-	switch e {
-	case Ed25519:
-		return true
-	default:
-		return false
-	}
-}
-
-// ActionDocument A signed action as published and stored: any JSON object with name,
-// version and signature (hash optional on publish, always present when
-// served). Members other than hash, signature and verified are signed.
+// ActionDocument A signed action as `dome action sign` writes it: any JSON object
+// with name, version, hash and signature. Members other than hash,
+// signature and verified are the signed payload; a verified member is
+// dropped. At most 1 MiB.
 type ActionDocument struct {
-	Description          *string                `json:"description,omitempty"`
-	Hash                 *Digest                `json:"hash,omitempty"`
-	Name                 ActionName             `json:"name"`
-	Signature            Signature              `json:"signature"`
+	Description *string    `json:"description,omitempty"`
+	Hash        Digest     `json:"hash"`
+	Name        ActionName `json:"name"`
+
+	// Signature An Ed25519 signature block. The server accepts only alg "ed25519", a
+	// trusted kid and sig "base64:<64 bytes>"; a stored document changed
+	// after publishing is served with whatever block it now holds.
+	Signature Signature `json:"signature"`
+
+	// Version SemVer 2.0.0 without a leading v and without build metadata
 	Version              Version                `json:"version"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
@@ -108,14 +100,18 @@ type ActionVersion struct {
 	Hash Digest     `json:"hash"`
 	Name ActionName `json:"name"`
 
-	// Reason Why verification failed; absent when verified is true
+	// Reason Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true
 	Reason *string `json:"reason,omitempty"`
 
 	// Schema The signed payload, the stored document without hash and signature
-	Schema    map[string]interface{} `json:"schema"`
-	Signature Signature              `json:"signature"`
-	Verified  bool                   `json:"verified"`
-	Version   Version                `json:"version"`
+	Schema map[string]interface{} `json:"schema"`
+
+	// Signature The stored signature block; absent only when a stored document lost it (then verified is false)
+	Signature *Signature `json:"signature,omitempty"`
+	Verified  bool       `json:"verified"`
+
+	// Version SemVer 2.0.0 without a leading v and without build metadata
+	Version Version `json:"version"`
 }
 
 // Digest defines model for Digest.
@@ -133,17 +129,21 @@ type Error struct {
 // ErrorErrorCode defines model for Error.Error.Code.
 type ErrorErrorCode string
 
-// Signature defines model for Signature.
+// Signature An Ed25519 signature block. The server accepts only alg "ed25519", a
+// trusted kid and sig "base64:<64 bytes>"; a stored document changed
+// after publishing is served with whatever block it now holds.
 type Signature struct {
-	Alg SignatureAlg `json:"alg"`
-	Kid string       `json:"kid"`
-	Sig string       `json:"sig"`
+	// Alg Examples: ed25519
+	Alg string `json:"alg"`
+
+	// Kid Examples: dev-root-1
+	Kid string `json:"kid"`
+
+	// Sig Examples: base64:QDYsxbxBHlQD6cydFunorEd/R9sSpEqnEYCdRcEQgBYvU8Be4NtpB6ktHMAyWVY8kkt3LSvjCZI+d626EkRWDg==
+	Sig string `json:"sig"`
 }
 
-// SignatureAlg defines model for Signature.Alg.
-type SignatureAlg string
-
-// Version defines model for Version.
+// Version SemVer 2.0.0 without a leading v and without build metadata
 type Version = string
 
 // Name defines model for Name.
@@ -264,11 +264,9 @@ func (a ActionDocument) MarshalJSON() ([]byte, error) {
 		}
 	}
 
-	if a.Hash != nil {
-		object["hash"], err = json.Marshal(a.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'hash': %w", err)
-		}
+	object["hash"], err = json.Marshal(a.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'hash': %w", err)
 	}
 
 	object["name"], err = json.Marshal(a.Name)

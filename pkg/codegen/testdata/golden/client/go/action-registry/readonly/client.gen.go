@@ -87,21 +87,6 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
-// Defines values for SignatureAlg.
-const (
-	Ed25519 SignatureAlg = "ed25519"
-)
-
-// Valid indicates whether the value is a known member of the SignatureAlg enum.
-func (e SignatureAlg) Valid() bool {
-	switch e {
-	case Ed25519:
-		return true
-	default:
-		return false
-	}
-}
-
 // ActionList defines model for ActionList.
 type ActionList struct {
 	Items []ActionSummary `json:"items"`
@@ -113,7 +98,9 @@ type ActionName = string
 // ActionSummary defines model for ActionSummary.
 type ActionSummary struct {
 	// Description The latest version's description, absent when it has none
-	Description   *string    `json:"description,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// LatestVersion SemVer 2.0.0 without a leading v and without build metadata
 	LatestVersion Version    `json:"latest_version"`
 	Name          ActionName `json:"name"`
 	Versions      []Version  `json:"versions"`
@@ -124,14 +111,18 @@ type ActionVersion struct {
 	Hash Digest     `json:"hash"`
 	Name ActionName `json:"name"`
 
-	// Reason Why verification failed; absent when verified is true
+	// Reason Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true
 	Reason *string `json:"reason,omitempty"`
 
 	// Schema The signed payload, the stored document without hash and signature
-	Schema    map[string]interface{} `json:"schema"`
-	Signature Signature              `json:"signature"`
-	Verified  bool                   `json:"verified"`
-	Version   Version                `json:"version"`
+	Schema map[string]interface{} `json:"schema"`
+
+	// Signature The stored signature block; absent only when a stored document lost it (then verified is false)
+	Signature *Signature `json:"signature,omitempty"`
+	Verified  bool       `json:"verified"`
+
+	// Version SemVer 2.0.0 without a leading v and without build metadata
+	Version Version `json:"version"`
 }
 
 // Digest defines model for Digest.
@@ -157,15 +148,19 @@ type Health struct {
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
 
-// Signature defines model for Signature.
+// Signature An Ed25519 signature block. The server accepts only alg "ed25519", a
+// trusted kid and sig "base64:<64 bytes>"; a stored document changed
+// after publishing is served with whatever block it now holds.
 type Signature struct {
-	Alg SignatureAlg `json:"alg"`
-	Kid string       `json:"kid"`
-	Sig string       `json:"sig"`
-}
+	// Alg Examples: ed25519
+	Alg string `json:"alg"`
 
-// SignatureAlg defines model for Signature.Alg.
-type SignatureAlg string
+	// Kid Examples: dev-root-1
+	Kid string `json:"kid"`
+
+	// Sig Examples: base64:QDYsxbxBHlQD6cydFunorEd/R9sSpEqnEYCdRcEQgBYvU8Be4NtpB6ktHMAyWVY8kkt3LSvjCZI+d626EkRWDg==
+	Sig string `json:"sig"`
+}
 
 // Verification defines model for Verification.
 type Verification struct {
@@ -174,13 +169,15 @@ type Verification struct {
 	Kid  string     `json:"kid"`
 	Name ActionName `json:"name"`
 
-	// Reason Why verification failed (a stable code and a sentence); absent when verified is true
+	// Reason Why verification failed, as CODE and a sentence (UNKNOWN_KEY_ID or BAD_SIGNATURE); absent when verified is true
 	Reason   *string `json:"reason,omitempty"`
 	Verified bool    `json:"verified"`
-	Version  Version `json:"version"`
+
+	// Version SemVer 2.0.0 without a leading v and without build metadata
+	Version Version `json:"version"`
 }
 
-// Version defines model for Version.
+// Version SemVer 2.0.0 without a leading v and without build metadata
 type Version = string
 
 // Name defines model for Name.

@@ -7,10 +7,10 @@ from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, U
 __all__ = ["ActionDocument", "ActionList", "ActionName", "ActionSummary", "ActionVersion", "Digest", "Error", "Health", "Signature", "Verification", "Version"]
 
 
-# A signed action as published and stored: any JSON object with name, version and signature (hash optional on publish, always present when served). Members other than hash, signature and verified are signed.
+# A signed action as `dome action sign` writes it: any JSON object with name, version, hash and signature. Members other than hash, signature and verified are the signed payload; a verified member is dropped. At most 1 MiB.
 class ActionDocument(TypedDict):
     description: NotRequired[str]
-    hash: NotRequired["Digest"]
+    hash: "Digest"
     name: "ActionName"
     signature: "Signature"
     version: "Version"
@@ -34,11 +34,12 @@ class ActionSummary(TypedDict):
 class ActionVersion(TypedDict):
     hash: "Digest"
     name: "ActionName"
-    # Why verification failed; absent when verified is true
+    # Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true
     reason: NotRequired[str]
     # The signed payload, the stored document without hash and signature
     schema: Dict[str, Any]
-    signature: "Signature"
+    # The stored signature block; absent only when a stored document lost it (then verified is false)
+    signature: NotRequired["Signature"]
     verified: bool
     version: "Version"
 
@@ -54,8 +55,9 @@ class Health(TypedDict):
     status: Literal["ok"]
 
 
+# An Ed25519 signature block. The server accepts only alg "ed25519", a trusted kid and sig "base64:<64 bytes>"; a stored document changed after publishing is served with whatever block it now holds.
 class Signature(TypedDict):
-    alg: Literal["ed25519"]
+    alg: str
     kid: str
     sig: str
 
@@ -65,10 +67,11 @@ class Verification(TypedDict):
     hash: "Digest"
     kid: str
     name: "ActionName"
-    # Why verification failed (a stable code and a sentence); absent when verified is true
+    # Why verification failed, as CODE and a sentence (UNKNOWN_KEY_ID or BAD_SIGNATURE); absent when verified is true
     reason: NotRequired[str]
     verified: bool
     version: "Version"
 
 
+# SemVer 2.0.0 without a leading v and without build metadata
 Version = str

@@ -25,11 +25,12 @@ class ActionSummary(TypedDict):
 class ActionVersion(TypedDict):
     hash: "Digest"
     name: "ActionName"
-    # Why verification failed; absent when verified is true
+    # Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true
     reason: NotRequired[str]
     # The signed payload, the stored document without hash and signature
     schema: Dict[str, Any]
-    signature: "Signature"
+    # The stored signature block; absent only when a stored document lost it (then verified is false)
+    signature: NotRequired["Signature"]
     verified: bool
     version: "Version"
 
@@ -45,8 +46,9 @@ class Health(TypedDict):
     status: Literal["ok"]
 
 
+# An Ed25519 signature block. The server accepts only alg "ed25519", a trusted kid and sig "base64:<64 bytes>"; a stored document changed after publishing is served with whatever block it now holds.
 class Signature(TypedDict):
-    alg: Literal["ed25519"]
+    alg: str
     kid: str
     sig: str
 
@@ -56,10 +58,11 @@ class Verification(TypedDict):
     hash: "Digest"
     kid: str
     name: "ActionName"
-    # Why verification failed (a stable code and a sentence); absent when verified is true
+    # Why verification failed, as CODE and a sentence (UNKNOWN_KEY_ID or BAD_SIGNATURE); absent when verified is true
     reason: NotRequired[str]
     verified: bool
     version: "Version"
 
 
+# SemVer 2.0.0 without a leading v and without build metadata
 Version = str

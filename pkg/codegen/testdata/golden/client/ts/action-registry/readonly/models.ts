@@ -18,11 +18,12 @@ export interface ActionSummary {
 export interface ActionVersion {
   hash: Digest;
   name: ActionName;
-  /** Why verification failed; absent when verified is true */
+  /** Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true */
   reason?: string;
   /** The signed payload, the stored document without hash and signature */
   schema: Record<string, unknown>;
-  signature: Signature;
+  /** The stored signature block; absent only when a stored document lost it (then verified is false) */
+  signature?: Signature;
   verified: boolean;
   version: Version;
 }
@@ -37,8 +38,9 @@ export interface Health {
   status: "ok";
 }
 
+/** An Ed25519 signature block. The server accepts only alg "ed25519", a trusted kid and sig "base64:<64 bytes>"; a stored document changed after publishing is served with whatever block it now holds. */
 export interface Signature {
-  alg: "ed25519";
+  alg: string;
   kid: string;
   sig: string;
 }
@@ -48,10 +50,11 @@ export interface Verification {
   hash: Digest;
   kid: string;
   name: ActionName;
-  /** Why verification failed (a stable code and a sentence); absent when verified is true */
+  /** Why verification failed, as CODE and a sentence (UNKNOWN_KEY_ID or BAD_SIGNATURE); absent when verified is true */
   reason?: string;
   verified: boolean;
   version: Version;
 }
 
+/** SemVer 2.0.0 without a leading v and without build metadata */
 export type Version = string;
