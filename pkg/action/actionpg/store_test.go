@@ -3,7 +3,6 @@ package actionpg_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,7 @@ import (
 	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/action/actionpg"
-	"github.com/dome-registry/dome/pkg/signing"
+	"github.com/dome-registry/dome/pkg/action/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -42,45 +41,6 @@ func connect(t *testing.T, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
-}
-
-type signer struct {
-	key  signing.PrivateKey
-	keys *signing.TrustedKeys
-}
-
-func newSigner(t *testing.T) signer {
-	t.Helper()
-	key, err := signing.GenerateKey("dev-root-1", rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := signing.NewTrustedKeys(key.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signer{key: key, keys: keys}
-}
-
-// record signs an action document and prepares its Record.
-func (s signer) record(t *testing.T, name, version, description string) action.Record {
-	t.Helper()
-	raw, err := json.Marshal(map[string]any{
-		"name": name, "version": version, "description": description,
-		"input": map[string]any{"type": "object", "properties": map[string]any{"from": map[string]any{"type": "string"}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := action.Sign(s.key, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := action.Prepare(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
 }
 
 func count(t *testing.T, conn *pgx.Conn, sql string, args ...any) int {
@@ -190,11 +150,10 @@ func TestPublish_ConcurrentDifferentBytes_ExactlyOneWins(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	stores := []*actionpg.Store{open(t, url), open(t, url)}
-	sg := newSigner(t)
 	const n = 50
 	recs := make([]action.Record, n)
 	for i := range recs {
-		recs[i] = sg.record(t, "files.move", "1.0.0", fmt.Sprintf("publisher %d", i))
+		recs[i] = storetest.Signed(t, "files.move", "1.0.0", fmt.Sprintf("publisher %d", i))
 	}
 	var wg sync.WaitGroup
 	results := make([]action.PublishResult, n)
@@ -244,8 +203,7 @@ func TestPublish_Columns(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	s := open(t, url)
-	sg := newSigner(t)
-	rec := sg.record(t, "files.move", "1.1.0", "Move a file from A to B")
+	rec := storetest.Signed(t, "files.move", "1.1.0", "Move a file from A to B")
 	res, err := s.Publish(ctx, rec)
 	if err != nil || !res.Created {
 		t.Fatalf("publish: created=%v err=%v", res.Created, err)
@@ -276,7 +234,7 @@ func TestPublish_Columns(t *testing.T) {
 		t.Errorf("document column %s, want the published bytes %s", doc, rec.Document)
 	case fmt.Sprint(gotSchema) != fmt.Sprint(wantSchema):
 		t.Errorf("schema_json %s, want the payload %s", schema, d.Payload)
-	case hash != d.Hash || alg != "ed25519" || kid != "dev-root-1" || sig != d.Signature.Sig:
+	case hash != d.Hash || alg != "ed25519" || kid != storetest.KID || sig != d.Signature.Sig:
 		t.Errorf("hash/sig columns %s %s %s %s", hash, alg, kid, sig)
 	case description != "Move a file from A to B" || deprecated || reason != nil || createdAt.IsZero():
 		t.Errorf("description %q deprecated %v reason %v created_at %v", description, deprecated, reason, createdAt)
@@ -293,8 +251,8 @@ func TestPublish_NULCharacters(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	s := open(t, url)
-	sg := newSigner(t)
-	rec := sg.record(t, "nul.test", "1.0.0", "a\x00b")
+	_, trusted := storetest.Key(t)
+	rec := storetest.Signed(t, "nul.test", "1.0.0", "a\x00b")
 	if _, err := s.Publish(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +260,7 @@ func TestPublish_NULCharacters(t *testing.T) {
 	if err != nil || !bytes.Equal(got.Document, rec.Document) {
 		t.Fatalf("Get: %s, %v", got.Document, err)
 	}
-	if v := action.VerifyRecord(got, sg.keys); !v.Verified {
+	if v := action.VerifyRecord(got, trusted); !v.Verified {
 		t.Fatalf("not verified: %s", v.Reason)
 	}
 	list, err := s.List(ctx)
@@ -310,7 +268,7 @@ func TestPublish_NULCharacters(t *testing.T) {
 		t.Fatalf("List: %+v, %v", list, err)
 	}
 	// A backslash-u0000 spelled with an escaped backslash is no NUL.
-	rec2 := sg.record(t, "nul.test", "1.0.1", `a\u0000b`)
+	rec2 := storetest.Signed(t, "nul.test", "1.0.1", `a\u0000b`)
 	if _, err := s.Publish(ctx, rec2); err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +283,8 @@ func TestTamper_StoredBytesChanged_NotVerified(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
 	s := open(t, url)
-	sg := newSigner(t)
-	rec := sg.record(t, "files.move", "1.0.0", "Move a file")
+	_, trusted := storetest.Key(t)
+	rec := storetest.Signed(t, "files.move", "1.0.0", "Move a file")
 	if _, err := s.Publish(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +292,7 @@ func TestTamper_StoredBytesChanged_NotVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := action.VerifyRecord(got, sg.keys); !v.Verified {
+	if v := action.VerifyRecord(got, trusted); !v.Verified {
 		t.Fatalf("untouched record not verified: %s", v.Reason)
 	}
 	conn := connect(t, url)
@@ -355,7 +313,7 @@ func TestTamper_StoredBytesChanged_NotVerified(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := action.VerifyRecord(got, sg.keys)
+			v := action.VerifyRecord(got, trusted)
 			if v.Verified || !errors.Is(v.Err, action.ErrBadSignature) || v.Reason == "" {
 				t.Fatalf("tampered record: verified=%v err=%v reason=%q", v.Verified, v.Err, v.Reason)
 			}
@@ -369,7 +327,7 @@ func TestGet_NotFound(t *testing.T) {
 	if _, err := s.Get(ctx, "files.move", "1.0.0"); !errors.Is(err, action.ErrActionNotFound) {
 		t.Fatalf("unknown action: %v", err)
 	}
-	if _, err := s.Publish(ctx, newSigner(t).record(t, "files.move", "1.0.0", "")); err != nil {
+	if _, err := s.Publish(ctx, storetest.Signed(t, "files.move", "1.0.0", "")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "files.move", "2.0.0"); !errors.Is(err, action.ErrVersionNotFound) {
@@ -380,7 +338,7 @@ func TestGet_NotFound(t *testing.T) {
 func TestPublish_RecordNotItsDocument_IsInvalid(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgtest.NewDatabase(t))
-	rec := newSigner(t).record(t, "files.move", "1.0.0", "")
+	rec := storetest.Signed(t, "files.move", "1.0.0", "")
 	bad := []action.Record{
 		{Name: "files.copy", Version: rec.Version, Document: rec.Document, Hash: rec.Hash},
 		{Name: rec.Name, Version: "1.0.1", Document: rec.Document, Hash: rec.Hash},
@@ -401,13 +359,12 @@ func TestPublish_RecordNotItsDocument_IsInvalid(t *testing.T) {
 func TestList_SemVerOrderAndLatest(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgtest.NewDatabase(t))
-	sg := newSigner(t)
 	for _, v := range []string{"1.10.0", "1.2.0", "2.0.0-rc.1", "1.2.0-beta", "1.9.3"} {
-		if _, err := s.Publish(ctx, sg.record(t, "files.move", v, "move "+v)); err != nil {
+		if _, err := s.Publish(ctx, storetest.Signed(t, "files.move", v, "move "+v)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Publish(ctx, sg.record(t, "a.first", "0.1.0", "")); err != nil {
+	if _, err := s.Publish(ctx, storetest.Signed(t, "a.first", "0.1.0", "")); err != nil {
 		t.Fatal(err)
 	}
 	list, err := s.List(ctx)
