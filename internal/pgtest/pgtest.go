@@ -44,6 +44,8 @@ type Cluster struct {
 	port     int
 	password string
 	external *url.URL // admin URL of an existing server, nil for a local cluster
+	bin      string   // directory of initdb and postgres
+	cred     *syscall.Credential
 
 	srv *server // the running postgres process of a local cluster
 	seq atomic.Int64
@@ -78,7 +80,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	c := &Cluster{dir: dir, password: randomHex(16)}
+	c := &Cluster{dir: dir, password: randomHex(16), bin: bin, cred: cred}
 	if err := c.initdb(ctx, bin, cred); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -86,7 +88,12 @@ func Start(ctx context.Context) (*Cluster, error) {
 	// Another process may take the free port between our probe and the
 	// server's bind: try a few ports.
 	for attempt := 0; ; attempt++ {
-		err = c.startServer(ctx, bin, cred)
+		port, perr := freePort()
+		if perr != nil {
+			os.RemoveAll(dir)
+			return nil, perr
+		}
+		err = c.startServer(ctx, port)
 		if err == nil {
 			return c, nil
 		}
@@ -233,11 +240,8 @@ func (c *Cluster) initdb(ctx context.Context, bin string, cred *syscall.Credenti
 	return nil
 }
 
-func (c *Cluster) startServer(ctx context.Context, bin string, cred *syscall.Credential) error {
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
+func (c *Cluster) startServer(ctx context.Context, port int) error {
+	bin, cred := c.bin, c.cred
 	logf, err := os.OpenFile(c.path("server.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
@@ -252,7 +256,9 @@ func (c *Cluster) startServer(ctx context.Context, bin string, cred *syscall.Cre
 		"-D", c.path("data"), "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+sock,
 		// A throwaway cluster: durability across an OS crash buys nothing.
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		// Commits still wait for their WAL write, so a killed server (Kill,
+		// Restart) keeps every acknowledged commit.
+		"-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200", "-c", "log_min_messages=warning")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -334,6 +340,41 @@ func (c *Cluster) Stop() error {
 		}
 	})
 	return nil
+}
+
+// Kill kills a local server with SIGKILL, as a crash would: no shutdown
+// checkpoint, sessions cut. Restart brings it back through crash recovery.
+func (c *Cluster) Kill() {
+	s := c.srv
+	if s == nil {
+		return
+	}
+	s.stop.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	})
+}
+
+// Restart starts a stopped or killed local server again on the same port
+// and data directory (crash recovery replays the WAL). After a Kill the old
+// server's backends may take a moment to notice and exit: Restart retries
+// until ctx ends.
+func (c *Cluster) Restart(ctx context.Context) error {
+	if c.external != nil {
+		return errors.New("pgtest: cannot restart an external server")
+	}
+	c.Stop()
+	for {
+		err := c.startServer(ctx, c.port)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Close stops a local server and removes its directory.
