@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +43,9 @@ func (r *Repo) Head() (string, Hash, error) {
 // Ref returns the object a fully qualified ref points at, following symbolic
 // refs; ErrNotFound when it does not exist.
 func (r *Repo) Ref(name string) (Hash, error) {
+	if h, ok := r.looseRef(name); ok {
+		return h, nil
+	}
 	ref, err := storer.ResolveReference(r.storage, plumbing.ReferenceName(name))
 	if err != nil {
 		if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -50,6 +54,26 @@ func (r *Repo) Ref(name string) (Hash, error) {
 		return ZeroHash, fmt.Errorf("ref %s: %w", name, err)
 	}
 	return fromPlumbing(ref.Hash()), nil
+}
+
+// looseRef reads a loose ref file that holds an object id with one open and
+// one read, where go-git's filesystem layer stats every path component on
+// each call (servers read a branch head per request). A loose ref is
+// authoritative over packed-refs; writers replace it by renaming a lock file
+// over it, so a read sees the old or the new id, never a mix. Anything else
+// (a packed, symbolic or missing ref) is left to go-git (ok false).
+func (r *Repo) looseRef(name string) (Hash, bool) {
+	if !strings.HasPrefix(name, "refs/") || CheckRefName(name) != nil {
+		return ZeroHash, false
+	}
+	f, err := os.Open(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+	if err != nil {
+		return ZeroHash, false
+	}
+	var buf [64]byte
+	n, _ := io.ReadFull(f, buf[:])
+	f.Close()
+	return ParseHash(strings.TrimSpace(string(buf[:n])))
 }
 
 // Refs lists the refs whose names start with prefix ("refs/tags/", ...),

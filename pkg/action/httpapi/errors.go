@@ -84,10 +84,16 @@ func writeError(w http.ResponseWriter, code, message string, details map[string]
 
 // writeJSON writes a JSON body with its length.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	writeBody(w, status, body, []string{strconv.Itoa(len(body))})
+}
+
+// writeBody writes a JSON body whose Content-Length header value the caller
+// made (cached responses keep theirs).
+func writeBody(w http.ResponseWriter, status int, body []byte, contentLength []string) {
 	h := w.Header()
 	h["Content-Type"] = []string{"application/json"}
 	h["X-Content-Type-Options"] = []string{"nosniff"}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = contentLength
 	w.WriteHeader(status)
 	w.Write(body)
 }

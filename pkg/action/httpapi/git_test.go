@@ -18,7 +18,7 @@ import (
 // binary as a person with push access would.
 func gitKit() storeKit {
 	return storeKit{
-		open: func(t *testing.T) action.Store {
+		open: func(t testing.TB) action.Store {
 			r := gittest.NewBare(t)
 			s, err := actiongit.Open(r.Dir, actiongit.Options{Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }})
 			if err != nil {
@@ -27,7 +27,7 @@ func gitKit() storeKit {
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
-		tamper: func(t *testing.T, s action.Store, name, version string, edit func([]byte) []byte) {
+		tamper: func(t testing.TB, s action.Store, name, version string, edit func([]byte) []byte) {
 			gs := s.(*actiongit.Store)
 			dir := gs.Repo().Path()
 			git := func(env []string, args ...string) string {

@@ -74,7 +74,7 @@ func New(opts Options) (*Handler, error) {
 		log:          opts.Logger,
 		accessLog:    opts.AccessLog && opts.Logger != nil,
 		readyTimeout: opts.ReadyTimeout,
-		renders:      newRenderCache(opts.RenderCacheSize, action.KeysFingerprint(opts.Keys)),
+		renders:      newRenderCache(opts.RenderCacheSize),
 	}
 	if h.vcache == nil {
 		h.vcache = action.NewVerifyCache(0)
@@ -225,7 +225,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, h.rendered(rec).version)
+	out := h.rendered(rec)
+	writeBody(w, http.StatusOK, out.version, out.versionLen)
 }
 
 func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
@@ -233,7 +234,8 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, h.rendered(rec).verification)
+	out := h.rendered(rec)
+	writeBody(w, http.StatusOK, out.verification, out.verifyLen)
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
@@ -323,7 +325,8 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		w.Header()["Location"] = []string{"/actions/" + name + "/versions/" + version}
 	}
-	writeJSON(w, status, h.rendered(res.Record).version)
+	out := h.rendered(res.Record)
+	writeBody(w, status, out.version, out.versionLen)
 }
 
 // authorized compares the X-API-Key header with the configured key as

@@ -85,8 +85,8 @@ func (m *memStore) Close() error                { return nil }
 
 func memKit() storeKit {
 	return storeKit{
-		open: func(t *testing.T) action.Store { return newMemStore() },
-		tamper: func(t *testing.T, s action.Store, name, version string, edit func([]byte) []byte) {
+		open: func(t testing.TB) action.Store { return newMemStore() },
+		tamper: func(t testing.TB, s action.Store, name, version string, edit func([]byte) []byte) {
 			m := s.(*memStore)
 			m.mu.Lock()
 			defer m.mu.Unlock()

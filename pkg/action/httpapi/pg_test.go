@@ -27,7 +27,7 @@ func pgKit(t *testing.T) storeKit {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	exec := func(t *testing.T, sql string, args ...any) {
+	exec := func(t testing.TB, sql string, args ...any) {
 		conn, err := pgx.Connect(ctx, u)
 		if err != nil {
 			t.Fatal(err)
@@ -38,11 +38,11 @@ func pgKit(t *testing.T) storeKit {
 		}
 	}
 	return storeKit{
-		open: func(t *testing.T) action.Store {
+		open: func(t testing.TB) action.Store {
 			exec(t, "TRUNCATE action_versions, actions")
 			return s
 		},
-		tamper: func(t *testing.T, _ action.Store, name, version string, edit func([]byte) []byte) {
+		tamper: func(t testing.TB, _ action.Store, name, version string, edit func([]byte) []byte) {
 			rec, err := s.Get(ctx, name, version)
 			if err != nil {
 				t.Fatal(err)

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/dome-registry/dome/pkg/action"
@@ -11,10 +11,15 @@ import (
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
-// rendered is the two read responses of one stored record.
+// rendered is the two read responses of one stored record, and what they
+// were made from.
 type rendered struct {
 	version      []byte // GET /actions/{name}/versions/{version}
 	verification []byte // GET .../verify
+	versionLen   []string
+	verifyLen    []string
+	doc          []byte // the record's Document
+	hash         string // the record's Hash
 }
 
 type versionBody struct {
@@ -37,17 +42,18 @@ type verificationBody struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// rendered returns the responses of rec, from the cache when the same stored
-// bytes were rendered before. The cache key covers every byte the answer
-// depends on (name, version, recorded hash, document, and the key set), so
-// a changed byte is always verified again.
+// rendered returns the responses of rec, from the cache when the same
+// stored bytes were rendered before: an entry is reused only when the
+// record's document and recorded hash are byte for byte those it was made
+// from (with this handler's fixed key set), so a changed byte (a tamper) is
+// always verified again, through the verification cache (keyed by the
+// SHA-256 of the same inputs and the key set).
 func (h *Handler) rendered(rec action.Record) *rendered {
-	k := h.renders.key(rec)
-	if r := h.renders.get(k); r != nil {
+	if r := h.renders.get(rec); r != nil {
 		return r
 	}
 	r := render(rec, h.vcache.VerifyRecord(rec, h.keys))
-	h.renders.put(k, r)
+	h.renders.put(rec, r)
 	return r
 }
 
@@ -91,65 +97,54 @@ func render(rec action.Record, v action.Verification) *rendered {
 		a, _ = json.Marshal(vb)
 	}
 	b, _ := json.Marshal(vr)
-	return &rendered{version: append(a, '\n'), verification: append(b, '\n')}
+	r := &rendered{version: append(a, '\n'), verification: append(b, '\n')}
+	r.versionLen = []string{strconv.Itoa(len(r.version))}
+	r.verifyLen = []string{strconv.Itoa(len(r.verification))}
+	return r
 }
 
-// renderCache keeps rendered responses by the SHA-256 of their inputs. When
-// full it starts over (a two-generation scheme: the previous generation is
-// still read, so hot entries survive a turnover).
+// renderCache keeps rendered responses by (name, version), each with the
+// exact bytes it was rendered from. When full it starts over (two
+// generations: the previous one is still read, so hot entries survive a
+// turnover).
 type renderCache struct {
-	size   int
-	keysFP string
+	size int
 
 	mu       sync.RWMutex
-	cur, old map[[sha256.Size]byte]*rendered
+	cur, old map[refKey]*rendered
 }
 
-func newRenderCache(size int, keysFP string) *renderCache {
+type refKey struct{ name, version string }
+
+func newRenderCache(size int) *renderCache {
 	if size <= 0 {
 		size = action.DefaultVerifyCacheSize
 	}
-	return &renderCache{size: size, keysFP: keysFP, cur: map[[sha256.Size]byte]*rendered{}}
+	return &renderCache{size: size, cur: map[refKey]*rendered{}}
 }
 
-func (c *renderCache) key(rec action.Record) [sha256.Size]byte {
-	h := sha256.New()
-	var n [8]byte
-	for _, part := range []string{c.keysFP, rec.Name, rec.Version, rec.Hash} {
-		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
-		h.Write(n[:])
-		h.Write([]byte(part))
-	}
-	binary.BigEndian.PutUint64(n[:], uint64(len(rec.Document)))
-	h.Write(n[:])
-	h.Write(rec.Document)
-	var k [sha256.Size]byte
-	h.Sum(k[:0])
-	return k
-}
-
-func (c *renderCache) get(k [sha256.Size]byte) *rendered {
+// get returns the entry of rec if it was rendered from rec's very bytes.
+func (c *renderCache) get(rec action.Record) *rendered {
+	k := refKey{rec.Name, rec.Version}
 	c.mu.RLock()
 	r := c.cur[k]
 	if r == nil && c.old != nil {
 		r = c.old[k]
 	}
 	c.mu.RUnlock()
+	if r == nil || r.hash != rec.Hash || !bytes.Equal(r.doc, rec.Document) {
+		return nil
+	}
 	return r
 }
 
-func (c *renderCache) put(k [sha256.Size]byte, r *rendered) {
+func (c *renderCache) put(rec action.Record, r *rendered) {
+	r.doc, r.hash = bytes.Clone(rec.Document), rec.Hash
+	k := refKey{rec.Name, rec.Version}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.cur) >= c.size {
-		c.old, c.cur = c.cur, make(map[[sha256.Size]byte]*rendered, c.size)
+		c.old, c.cur = c.cur, make(map[refKey]*rendered, c.size)
 	}
 	c.cur[k] = r
-}
-
-// len returns the number of entries of the current generation.
-func (c *renderCache) len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.cur)
 }

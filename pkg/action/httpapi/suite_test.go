@@ -25,8 +25,8 @@ const apiKey = "test-publish-key"
 // a way to change a stored document's bytes behind the store's back (the
 // seed's tamper test: an edited file, an UPDATE).
 type storeKit struct {
-	open   func(t *testing.T) action.Store
-	tamper func(t *testing.T, s action.Store, name, version string, edit func([]byte) []byte)
+	open   func(t testing.TB) action.Store
+	tamper func(t testing.TB, s action.Store, name, version string, edit func([]byte) []byte)
 }
 
 // apiEnv is one server over one store.
