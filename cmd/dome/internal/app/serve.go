@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/action"
+	"github.com/dome-registry/dome/pkg/action/actiongit"
 	"github.com/dome-registry/dome/pkg/action/httpapi"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/urfave/cli/v2"
@@ -123,6 +125,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	logger.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String(), "store", storeDesc,
 		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "version", Version)
 	logs.Flush()
+	go warnStaleLock(ctx, logger, store)
 
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -146,6 +149,40 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// warnStaleLock logs a warning when the git store's branch is locked and
+// stays locked: a publisher killed inside a ref update leaves the lock file
+// behind (as git does), and every publish fails until someone removes it. A
+// live publisher holds the lock for milliseconds, so the file is checked
+// twice, a second apart.
+func warnStaleLock(ctx context.Context, logger *slog.Logger, store action.Store) {
+	var gs *actiongit.Store
+	switch s := store.(type) {
+	case *actiongit.Store:
+		gs = s
+	case *ownedGitStore:
+		gs = s.Store
+	default:
+		return
+	}
+	lock := filepath.Join(gs.Repo().GitDir(), filepath.FromSlash(gs.Branch())+".lock")
+	first, err := os.Stat(lock)
+	if err != nil {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Second):
+	}
+	again, err := os.Stat(lock)
+	if err != nil || !again.ModTime().Equal(first.ModTime()) || !os.SameFile(first, again) {
+		return
+	}
+	logger.Warn("stale lock", "lock", lock, "since", again.ModTime().UTC().Format(time.RFC3339),
+		"problem", "a publisher stopped inside a ref update (crash or kill -9); every publish fails until the lock is removed",
+		"hint", "make sure no other process publishes to this repository, then remove "+lock)
 }
 
 // logBuffer batches log records in memory and writes them out when the
