@@ -23,8 +23,8 @@ import (
 type Range struct {
 	text   string
 	latest bool
-	exact  string         // set for an exact version
-	cmps   []comparator   // all must hold
+	exact  string          // set for an exact version
+	cmps   []comparator    // all must hold
 	pre    map[string]bool // MAJOR.MINOR.PATCH tuples whose pre-releases may match
 }
 
