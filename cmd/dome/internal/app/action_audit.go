@@ -35,7 +35,7 @@ the head. Exit 1 naming each commit that broke immutability. Git stores only.`,
 			if spec.Kind != "git" {
 				return &errkind.InputError{Source: "--store", Problem: "dome action audit walks git history; a PostgreSQL store has none", Hint: "audit a git store: --store git:PATH[#BRANCH]"}
 			}
-			store, err := openGitActionStore(c.Context, env, spec, globalString(c, flagRepo))
+			store, err := openGitActionStore(c.Context, env, spec, globalString(c, flagRepo), false)
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,8 @@ func newActionPublishCommand(env *Env) *cli.Command {
 its signature against the trusted keys. A (name, version) is immutable: publishing
 the same document again changes nothing ("unchanged"); other content under a
 published version is refused with IMMUTABLE_VERSION_CONFLICT (exit 1), as is a
-document that does not verify (UNKNOWN_KEY_ID, BAD_SIGNATURE). Files are published
+document that does not verify (UNKNOWN_KEY_ID, BAD_SIGNATURE). A --store git:PATH
+that does not exist yet is created as a bare repository. Files are published
 in order; the first failure stops the run (the files before it stay published).`,
 		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
@@ -37,7 +38,7 @@ in order; the first failure stops the run (the files before it stay published).`
 			if err != nil {
 				return err
 			}
-			store, err := actionStoreFromFlags(c, env)
+			store, err := openActionStoreFor(c.Context, env, c.String("store"), globalString(c, flagRepo), true)
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,8 @@ func newActionSignCommand(env *Env) *cli.Command {
 		Description: `Checks FILE (a JSON object with a valid "name" and a SemVer "version") and prints its
 canonical form (RFC 8785) with fresh "hash" and "signature" members: hash is
 "sha256:" of the canonical document without "hash", "signature" and "verified";
-the signature is Ed25519 over "DSSEv1 32 application/vnd.dome.action+json 71 <hash>".`,
+the signature is Ed25519 over "DSSEv1 32 application/vnd.dome.action+json 71 <hash>".
+--out FILE receives exactly the canonical bytes (stdout gets a final newline too).`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "key", Usage: "private key `FILE` (PKCS#8 PEM, as dome action keygen writes)"},
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (default: the key file name without .key or .pem)"},
@@ -55,7 +56,10 @@ func runActionSign(_ context.Context, env *Env, opts actionSignOptions) error {
 	if err != nil {
 		return actionDocError(env, opts.Input, data, err)
 	}
-	return writeOutput(env, opts.Out, append(signed, '\n'))
+	if opts.Out == "" || opts.Out == "-" {
+		signed = append(signed, '\n') // for the terminal; the file form is the exact canonical bytes
+	}
+	return writeOutput(env, opts.Out, signed)
 }
 
 // actionDocError names what is wrong with an action document file.

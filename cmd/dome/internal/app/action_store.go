@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -69,6 +70,12 @@ func parseActionStoreURL(u string) (actionStoreSpec, error) {
 // repoFlag is --repo, the default repository of a git store. The git store
 // commits at createdAt's time (SOURCE_DATE_EPOCH pins it).
 func openActionStore(ctx context.Context, env *Env, storeURL, repoFlag string) (action.Store, error) {
+	return openActionStoreFor(ctx, env, storeURL, repoFlag, false)
+}
+
+// openActionStoreFor is openActionStore; with create, a git:PATH that does
+// not exist yet becomes a new bare repository (dome action publish).
+func openActionStoreFor(ctx context.Context, env *Env, storeURL, repoFlag string, create bool) (action.Store, error) {
 	spec, err := parseActionStoreURL(storeURL)
 	if err != nil {
 		return nil, err
@@ -77,10 +84,10 @@ func openActionStore(ctx context.Context, env *Env, storeURL, repoFlag string) (
 	case "postgres":
 		return nil, &errkind.InputError{Source: "--store", Problem: "the PostgreSQL action store is not built into this dome yet", Hint: "use a git store: --store git:PATH[#BRANCH]"}
 	}
-	return openGitActionStore(ctx, env, spec, repoFlag)
+	return openGitActionStore(ctx, env, spec, repoFlag, create)
 }
 
-func openGitActionStore(_ context.Context, env *Env, spec actionStoreSpec, repoFlag string) (*actiongit.Store, error) {
+func openGitActionStore(_ context.Context, env *Env, spec actionStoreSpec, repoFlag string, create bool) (*actiongit.Store, error) {
 	if _, err := createdAt(env, ""); err != nil { // a bad SOURCE_DATE_EPOCH fails now, not at commit time
 		return nil, err
 	}
@@ -96,6 +103,14 @@ func openGitActionStore(_ context.Context, env *Env, spec actionStoreSpec, repoF
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(env.WorkDir, path)
+	}
+	if _, err := os.Stat(path); create && spec.Path != "" && errors.Is(err, os.ErrNotExist) {
+		r, err := gitstore.Init(path)
+		if err != nil {
+			return nil, &errkind.InputError{Source: source, Problem: err.Error(), Hint: actionStoreHint}
+		}
+		r.Close()
+		fmt.Fprintf(env.Stderr, "initialized an empty bare repository for the action store at %s\n", spec.Path)
 	}
 	s, err := actiongit.Open(path, actiongit.Options{
 		Branch: spec.Branch,
