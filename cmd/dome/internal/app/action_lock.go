@@ -123,7 +123,7 @@ func runActionLock(ctx context.Context, env *Env, store action.Store, keys *sign
 			if errors.Is(err, action.ErrNoMatch) {
 				return &errkind.InputError{Source: src, Problem: err.Error(), Err: err, Hint: "widen the range or publish a matching version"}
 			}
-			return actionStoreError(src, err)
+			return actionStoreError(opts.Out, err)
 		}
 		if i, ok := byName[e.Name]; ok {
 			lock.Actions[i] = e
