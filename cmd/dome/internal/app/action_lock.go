@@ -119,9 +119,8 @@ func runActionLock(ctx context.Context, env *Env, store action.Store, keys *sign
 	for _, req := range reqs {
 		e, _, err := action.ResolveEntry(ctx, store, req, keys)
 		if err != nil {
-			src := req.Name + "@" + req.Range.String()
 			if errors.Is(err, action.ErrNoMatch) {
-				return &errkind.InputError{Source: src, Problem: err.Error(), Err: err, Hint: "widen the range or publish a matching version"}
+				return &errkind.InputError{Source: opts.Out, Problem: err.Error(), Err: err, Hint: "widen the range or publish a matching version"}
 			}
 			return actionStoreError(opts.Out, err)
 		}
