@@ -23,6 +23,8 @@ import (
 
 var fixedNow = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
+var gitstoreInit = gitstore.Init
+
 func newBare(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
