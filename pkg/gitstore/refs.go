@@ -3,7 +3,6 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,24 +55,22 @@ func (r *Repo) Ref(name string) (Hash, error) {
 	return fromPlumbing(ref.Hash()), nil
 }
 
-// looseRef reads a loose ref file that holds an object id with one open and
-// one read, where go-git's filesystem layer stats every path component on
-// each call (servers read a branch head per request). A loose ref is
-// authoritative over packed-refs; writers replace it by renaming a lock file
-// over it, so a read sees the old or the new id, never a mix. Anything else
-// (a packed, symbolic or missing ref) is left to go-git (ok false).
+// looseRef reads a branch or tag stored as a loose ref file straight from
+// disk: one open and read instead of go-git's path resolution, which matters
+// for servers that re-read a branch head on every request. Anything else
+// (packed or symbolic refs, other namespaces) is left to go-git.
 func (r *Repo) looseRef(name string) (Hash, bool) {
-	if !strings.HasPrefix(name, "refs/") || CheckRefName(name) != nil {
+	if !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") {
 		return ZeroHash, false
 	}
-	f, err := os.Open(filepath.Join(r.commonDir, filepath.FromSlash(name)))
-	if err != nil {
+	if CheckRefName(name) != nil {
 		return ZeroHash, false
 	}
-	var buf [64]byte
-	n, _ := io.ReadFull(f, buf[:])
-	f.Close()
-	return ParseHash(strings.TrimSpace(string(buf[:n])))
+	b, err := os.ReadFile(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+	if err != nil || len(b) != 41 || b[40] != '\n' {
+		return ZeroHash, false
+	}
+	return ParseHash(string(b[:40]))
 }
 
 // Refs lists the refs whose names start with prefix ("refs/tags/", ...),

@@ -121,6 +121,7 @@ func commands(env *Env) []*cli.Command {
 		newServeCommand(env),
 		newAgentCommand(env),
 		newContractCommand(env),
+		newActionCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
