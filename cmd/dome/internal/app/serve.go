@@ -47,16 +47,16 @@ func newServeCommand(env *Env) *cli.Command {
   POST /actions/{name}/versions/{version}         publish (X-API-Key: $ACTION_REGISTRY_API_KEY)
   GET  /healthz, /readyz                          liveness; readiness (the store answers)
 
-The store is --store git:PATH (a repository, published on refs/heads/actions) or
---store postgres://USER:PASSWORD@HOST:PORT/DB; without it DATABASE_URL, else the git
-repository of --repo or the working directory. Trusted keys come from --trusted FILE,
+The store is --store git:PATH[#BRANCH] (a repository; branch actions by default) or
+--store postgres://USER:PASSWORD@HOST:PORT/DB; without --store, DATABASE_URL when set,
+else the git store in the repository of --repo or the working directory. Trusted keys come from --trusted FILE,
 TRUSTED_KEYS_PATH or TRUSTED_KEYS_JSON. Without ACTION_REGISTRY_API_KEY publishing is
 disabled (405 PUBLISH_DISABLED). JSON logs (one access record per request) go to stderr.
 SIGINT or SIGTERM stops accepting connections and finishes the requests in flight.`,
 		Flags: withGlobal(
-			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH or postgres://... (default: DATABASE_URL, else the git repository)", EnvVars: []string{"DOME_ACTION_STORE"}},
+			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH[#BRANCH] or postgres://... (default: DATABASE_URL, else the git repository of --repo)", EnvVars: []string{"DOME_ACTION_STORE"}},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen on `HOST:PORT` (port 0: any free port, logged)", EnvVars: []string{"DOME_SERVE_ADDR"}},
-			&cli.StringFlag{Name: "trusted", Usage: "trusted key set `FILE` (default: TRUSTED_KEYS_PATH, else TRUSTED_KEYS_JSON)"},
+			trustedFlag(),
 			&cli.Int64Flag{Name: "max-body", Value: action.MaxDocumentSize, Usage: "largest publish body in `BYTES` (413 above)"},
 			&cli.BoolFlag{Name: "access-log", Value: true, Usage: "log every request (JSON on stderr); --access-log=false to stop"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop waits for requests in flight"},
@@ -157,13 +157,8 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 // live publisher holds the lock for milliseconds, so the file is checked
 // twice, a second apart.
 func warnStaleLock(ctx context.Context, logger *slog.Logger, store action.Store) {
-	var gs *actiongit.Store
-	switch s := store.(type) {
-	case *actiongit.Store:
-		gs = s
-	case *ownedGitStore:
-		gs = s.Store
-	default:
+	gs, ok := store.(*actiongit.Store)
+	if !ok {
 		return
 	}
 	lock := filepath.Join(gs.Repo().GitDir(), filepath.FromSlash(gs.Branch())+".lock")

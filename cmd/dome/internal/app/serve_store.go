@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"strings"
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/action/actiongit"
@@ -11,48 +10,32 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// openServeStore opens the store dome serve reads: --store git:PATH or a
-// PostgreSQL URL; without it DATABASE_URL, else the git repository of --repo
-// (or the working directory). It returns the store and a description safe to
-// log (no password).
+// openServeStore opens the store dome serve reads: a PostgreSQL URL (--store,
+// else DATABASE_URL when --store is not given), else the git store of
+// openActionStore (git:PATH[#BRANCH], default --repo or the working
+// directory). It returns the store and a description safe to log (no
+// password).
 func openServeStore(ctx context.Context, env *Env, c *cli.Context, url string) (action.Store, string, error) {
-	const hint = "give --store git:PATH or --store postgres://USER:PASSWORD@HOST:PORT/DB (or set DATABASE_URL)"
 	src := "--store"
 	if url == "" {
 		if u := env.Getenv(actionpg.EnvDatabaseURL); u != "" {
 			url, src = u, actionpg.EnvDatabaseURL
 		}
 	}
-	switch {
-	case actionpg.IsURL(url):
+	if actionpg.IsURL(url) {
 		s, err := actionpg.Open(ctx, url)
 		if err != nil {
 			return nil, "", &errkind.InputError{Source: src, Problem: err.Error(), Hint: "check the database URL and that the server is up"}
 		}
-		return s, actionpg.Redact(url), nil
-	case strings.HasPrefix(url, "git:"):
-		path := absPath(env, strings.TrimPrefix(url, "git:"))
-		s, err := actiongit.Open(path, actiongit.Options{})
-		if err != nil {
-			return nil, "", &errkind.InputError{Source: src + " " + url, Problem: err.Error(), Hint: hint}
-		}
-		return s, "git:" + path, nil
-	case url == "":
-		repo, err := openRepo(ctx, env, c)
-		if err != nil {
-			return nil, "", err
-		}
-		s, err := actiongit.New(repo, actiongit.Options{})
-		if err != nil {
-			repo.Close()
-			return nil, "", err
-		}
-		return &ownedGitStore{s}, "git:" + repo.Path(), nil
+		return s, "postgres " + actionpg.Redact(url), nil
 	}
-	return nil, "", &errkind.InputError{Source: src, Problem: "unknown store " + url, Hint: hint}
+	s, err := openActionStore(ctx, env, url, globalString(c, flagRepo))
+	if err != nil {
+		return nil, "", err
+	}
+	desc := "store"
+	if g, ok := s.(*actiongit.Store); ok {
+		desc = "git " + g.Repo().Path() + " " + g.Branch()
+	}
+	return s, desc, nil
 }
-
-// ownedGitStore closes the repository it was given with the store.
-type ownedGitStore struct{ *actiongit.Store }
-
-func (s *ownedGitStore) Close() error { return s.Repo().Close() }
