@@ -36,6 +36,13 @@ type servedDome struct {
 	base string
 	logs *bytes.Buffer
 	mu   *sync.Mutex
+	read chan struct{} // closed when stderr is read to its end
+}
+
+// wait waits for the process to end, after reading all it logged.
+func (s *servedDome) wait() error {
+	<-s.read
+	return s.cmd.Wait()
 }
 
 func startServe(t *testing.T, store, trusted string) *servedDome {
@@ -49,9 +56,10 @@ func startServe(t *testing.T, store, trusted string) *servedDome {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &servedDome{cmd: cmd, logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	s := &servedDome{cmd: cmd, logs: &bytes.Buffer{}, mu: &sync.Mutex{}, read: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
+		defer close(s.read)
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
@@ -68,11 +76,11 @@ func startServe(t *testing.T, store, trusted string) *servedDome {
 			close(addr)
 		}
 	}()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); s.wait() })
 	select {
 	case a, ok := <-addr:
 		if !ok {
-			cmd.Wait()
+			s.wait()
 			t.Fatalf("dome serve exited:\n%s", s.log())
 		}
 		s.base = "http://" + a
@@ -146,7 +154,7 @@ func publishBurst(t *testing.T, s *servedDome, docs [][]byte, workers, killAfter
 	}
 	wg.Wait()
 	kill()
-	s.cmd.Wait()
+	s.wait()
 	if len(acked) < killAfter {
 		t.Fatalf("only %d publishes acknowledged before the kill", len(acked))
 	}
@@ -335,4 +343,77 @@ func mustTrusted(t *testing.T) []byte {
 		t.Fatalf("trusted keys: %v", err)
 	}
 	return b
+}
+
+// slowBody sends its first half, waits for release, then the rest.
+type slowBody struct {
+	data    []byte
+	off     int
+	release chan struct{}
+	sent    chan struct{}
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	half := len(b.data) / 2
+	if b.off == half {
+		close(b.sent)
+		<-b.release
+	}
+	if b.off >= len(b.data) {
+		return 0, io.EOF
+	}
+	end := len(b.data)
+	if b.off < half {
+		end = half
+	}
+	n := copy(p, b.data[b.off:end])
+	b.off += n
+	return n, nil
+}
+
+func TestServe_SIGTERM_FinishesTheRequestInFlight(t *testing.T) {
+	repo := gittest.NewBare(t)
+	trusted := filepath.Join(t.TempDir(), "trusted.json")
+	os.WriteFile(trusted, mustTrusted(t), 0o644)
+	s := startServe(t, "git:"+repo.Dir, trusted)
+	doc := crashDocs(t, 1)[0]
+	body := &slowBody{data: doc, release: make(chan struct{}), sent: make(chan struct{})}
+	req, _ := http.NewRequest("POST", s.base+"/actions/crash.a00/versions/1.0.0", body)
+	req.ContentLength = int64(len(doc))
+	req.Header.Set("X-API-Key", crashAPIKey)
+	req.Header.Set("Content-Type", "application/json")
+	status := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("the request in flight failed: %v", err)
+			status <- 0
+			return
+		}
+		resp.Body.Close()
+		status <- resp.StatusCode
+	}()
+	<-body.sent
+	time.Sleep(100 * time.Millisecond) // the server is reading the body
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.log(), `"msg":"shutting down"`) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(body.release)
+	if st := <-status; st != http.StatusCreated {
+		t.Errorf("the request in flight got %d, want 201", st)
+	}
+	if err := s.wait(); err != nil {
+		t.Errorf("dome serve after SIGTERM: %v\n%s", err, s.log())
+	}
+	if out := s.log(); !strings.Contains(out, `"msg":"shutting down"`) || !strings.Contains(out, `"msg":"stopped"`) {
+		t.Errorf("logs:\n%s", out)
+	}
+	// New connections are refused once it stopped.
+	if _, err := http.Get(s.base + "/healthz"); err == nil {
+		t.Errorf("still serving after SIGTERM")
+	}
 }

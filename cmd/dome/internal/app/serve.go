@@ -20,6 +20,7 @@ import (
 	"github.com/dome-registry/dome/pkg/action/actiongit"
 	"github.com/dome-registry/dome/pkg/action/httpapi"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
 
@@ -72,23 +73,23 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			if opts.MaxBody <= 0 {
 				return usagef("--max-body must be positive")
 			}
+			keys, keysSource, err := loadTrustedKeys(env, opts.Trusted)
+			if err != nil {
+				return err
+			}
 			store, desc, err := openServeStore(c.Context, env, c, opts.Store)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			return runServe(c.Context, env, store, desc, opts)
+			return runServe(c.Context, env, store, desc, keys, keysSource, opts)
 		},
 	}
 }
 
 // runServe serves until ctx ends or SIGINT/SIGTERM arrives, then shuts down
 // gracefully.
-func runServe(ctx context.Context, env *Env, store action.Store, storeDesc string, opts serveOptions) error {
-	keys, keysSource, err := loadTrustedKeys(env, opts.Trusted)
-	if err != nil {
-		return err
-	}
+func runServe(ctx context.Context, env *Env, store action.Store, storeDesc string, keys *signing.TrustedKeys, keysSource string, opts serveOptions) error {
 	logs := newLogBuffer(env.Stderr)
 	defer logs.Close()
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
