@@ -357,6 +357,8 @@ http {
     tcp_nopush on;
     tcp_nodelay on;
     keepalive_requests 1000000;
+    open_file_cache max=10000 inactive=60s;
+    open_file_cache_valid 60s;
     client_body_temp_path %[1]s/tmp-body;
     proxy_temp_path %[1]s/tmp-proxy;
     fastcgi_temp_path %[1]s/tmp-fastcgi;
