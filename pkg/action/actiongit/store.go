@@ -313,6 +313,10 @@ func (s *Store) syncNewObjects(blob, oldTree, newTree, commit gitstore.Hash) err
 	return s.repo.SyncObjects(ids...)
 }
 
+// ErrCheckedOut is returned (wrapped) by Publish for a branch that is
+// checked out in the repository's worktree.
+var ErrCheckedOut = errors.New("the branch is checked out in a worktree")
+
 // checkNotCheckedOut refuses to publish onto the branch checked out in the
 // repository's worktree: the commit would leave the worktree and index
 // behind (git refuses such pushes too, receive.denyCurrentBranch).
@@ -325,7 +329,7 @@ func (s *Store) checkNotCheckedOut() error {
 		return nil
 	}
 	if head == s.branch {
-		return fmt.Errorf("branch %s is checked out in %s; publishing there would leave the worktree behind: publish to a branch that is not checked out (the default is %s) or to a bare repository", s.branch, s.repo.Path(), DefaultBranch)
+		return fmt.Errorf("branch %s is checked out in %s; publishing there would leave the worktree behind: publish to a branch that is not checked out (the default is %s) or to a bare repository: %w", s.branch, s.repo.Path(), DefaultBranch, ErrCheckedOut)
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ import (
 
 var fixedNow = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 
+var gitstoreInit = gitstore.Init
+
 func newBare(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -103,6 +105,16 @@ func publisherProcess(dir, id string) int {
 	}
 	defer s.Close()
 	ctx := context.Background()
+	if id == "burst" { // publish until killed, acknowledging each stored version
+		for i := 0; ; i++ {
+			v := fmt.Sprintf("1.%d.0", i)
+			if _, err := s.Publish(ctx, storetest.Signed(t, "burst", v, "x")); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 6
+			}
+			fmt.Println(v)
+		}
+	}
 	n, _ := strconv.Atoi(id)
 	for i := range 8 {
 		rec := storetest.Signed(t, fmt.Sprintf("proc-%d", n), fmt.Sprintf("1.%d.0", i), "x")
@@ -177,6 +189,75 @@ func TestPublish_ManyProcesses(t *testing.T) {
 	rep, err := s.Audit(context.Background(), AuditOptions{})
 	if err != nil || !rep.OK() || rep.Commits != procs*8+1 {
 		t.Fatalf("audit: %+v, %v", rep, err)
+	}
+}
+
+// TestPublish_KilledPublisher: kill -9 a publisher in the middle of a burst:
+// every acknowledged version is there and verifies, the repository is
+// consistent (git fsck) and the history audits clean.
+func TestPublish_KilledPublisher(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	dir := newBare(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "ACTIONGIT_PUBLISHER_REPO="+dir, "ACTIONGIT_PUBLISHER_ID=burst")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 512)
+	for len(acked) < 15 {
+		n, err := out.Read(tmp)
+		if err != nil {
+			t.Fatalf("publisher output ended after %d versions: %v", len(acked), err)
+		}
+		buf = append(buf, tmp[:n]...)
+		for {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				break
+			}
+			acked = append(acked, string(buf[:i]))
+			buf = buf[i+1:]
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// A kill inside the ref update leaves git's lock file behind, as it
+	// would for git itself; an operator removes it.
+	os.Remove(filepath.Join(dir, "refs", "heads", "actions.lock"))
+
+	s := open(t, dir, Options{})
+	defer s.Close()
+	_, keys := storetest.Key(t)
+	for _, v := range acked {
+		rec, err := s.Get(context.Background(), "burst", v)
+		if err != nil {
+			t.Fatalf("acknowledged burst@%s is missing: %v", v, err)
+		}
+		if vr := action.VerifyRecord(rec, keys); !vr.Verified {
+			t.Fatalf("burst@%s: %+v", v, vr)
+		}
+	}
+	rep, err := s.Audit(context.Background(), AuditOptions{Keys: keys})
+	if err != nil || !rep.OK() || rep.Versions < len(acked) {
+		t.Fatalf("audit after the kill: %+v, %v", rep, err)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		c := exec.Command("git", "--git-dir="+dir, "fsck", "--strict", "--no-dangling")
+		if o, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git fsck: %v\n%s", err, o)
+		}
+	}
+	// And publishing goes on.
+	if _, err := s.Publish(context.Background(), storetest.Signed(t, "burst", "9.0.0", "x")); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -119,11 +119,10 @@ func runActionLock(ctx context.Context, env *Env, store action.Store, keys *sign
 	for _, req := range reqs {
 		e, _, err := action.ResolveEntry(ctx, store, req, keys)
 		if err != nil {
-			src := req.Name + "@" + req.Range.String()
 			if errors.Is(err, action.ErrNoMatch) {
-				return &errkind.InputError{Source: src, Problem: err.Error(), Err: err, Hint: "widen the range or publish a matching version"}
+				return &errkind.InputError{Source: opts.Out, Problem: err.Error(), Err: err, Hint: "widen the range or publish a matching version"}
 			}
-			return actionStoreError(src, err)
+			return actionStoreError(opts.Out, err)
 		}
 		if i, ok := byName[e.Name]; ok {
 			lock.Actions[i] = e

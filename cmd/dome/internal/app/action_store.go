@@ -189,7 +189,7 @@ func actionStoreError(source string, err error) error {
 			code = action.ErrVersionNotFound.Error()
 		}
 		return &errkind.InputError{Source: source, Problem: strings.TrimSuffix(err.Error(), ": "+code) + " (" + code + ")", Err: err, Hint: "list what is published with dome action list"}
-	case errors.Is(err, action.ErrInvalid):
+	case errors.Is(err, action.ErrInvalid), errors.Is(err, actiongit.ErrCheckedOut):
 		return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
 	case errors.Is(err, action.ErrImmutableConflict):
 		return &errkind.CheckError{Problem: source + ": " + err.Error(), Details: []string{"code: " + action.ErrImmutableConflict.Error()}, Hint: "a published (name, version) never changes: publish the new content under a new version"}
