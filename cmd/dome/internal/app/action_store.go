@@ -97,7 +97,7 @@ func openActionStoreFor(ctx context.Context, env *Env, storeURL, repoFlag string
 // DATABASE_URL alone never selects it: dome creates tables where it is
 // pointed, so it must be pointed on purpose.
 func openPostgresActionStore(ctx context.Context, env *Env, spec actionStoreSpec) (*actionpg.Store, error) {
-	url, source := spec.URL, "--store "+actionpg.Redact(spec.URL)
+	url, source := spec.URL, "--store"
 	if url == "" {
 		url, source = env.Getenv(actionpg.EnvDatabaseURL), "$"+actionpg.EnvDatabaseURL
 		if url == "" {
