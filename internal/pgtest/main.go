@@ -73,7 +73,7 @@ func Shared(t testing.TB) *Cluster {
 		if err != nil {
 			t.Fatalf("pgtest: $%s: %v", EnvURL, err)
 		}
-		return &Cluster{external: pu}
+		return External(pu)
 	}
 	shared.Lock()
 	if !shared.inMain {
@@ -91,6 +91,11 @@ func Shared(t testing.TB) *Cluster {
 	need(t, err)
 	return c
 }
+
+// External returns the existing server at adminURL (a URL of a role that
+// may create databases) as a Cluster: CreateDatabase and URL work, Stop,
+// Kill, Restart and Close do nothing.
+func External(adminURL *url.URL) *Cluster { return &Cluster{external: adminURL} }
 
 // NewCluster starts a local cluster of t's own (one t may stop), removed when
 // t ends. It ignores DOME_PGTEST_URL.

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/jackc/pgx/v5"
@@ -18,7 +21,15 @@ import (
 // any number of processes may share one database.
 type Store struct {
 	pool *pgxpool.Pool
+	name string // "postgres HOST:PORT/DB", for messages
 }
+
+// ErrBadURL is wrapped by Open's error for a database URL that does not parse.
+var ErrBadURL = errors.New("bad database URL")
+
+// DefaultConnectTimeout bounds each connection attempt when the URL sets no
+// connect_timeout: an unreachable server fails a command instead of hanging.
+const DefaultConnectTimeout = 10 * time.Second
 
 var _ action.Store = (*Store)(nil)
 
@@ -32,7 +43,10 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(NormalizeURL(databaseURL))
 	if err != nil {
-		return nil, fmt.Errorf("database URL %s: %w", Redact(databaseURL), err)
+		return nil, fmt.Errorf("%w %s: %w", ErrBadURL, Redact(databaseURL), err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -46,8 +60,12 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("migrate %s: %w", Redact(databaseURL), err)
 	}
-	return &Store{pool: pool}, nil
+	name := fmt.Sprintf("postgres %s/%s", net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), cfg.ConnConfig.Database)
+	return &Store{pool: pool, name: name}, nil
 }
+
+// String names the store without secrets: "postgres HOST:PORT/DB".
+func (s *Store) String() string { return s.name }
 
 // row is what Publish writes besides the record's own fields.
 type row struct {
@@ -135,8 +153,8 @@ RETURNING id`, rec.Name, rec.Version, r.schemaJSON, rec.Document, rec.Hash, r.si
 			return err
 		}
 		if stored.Hash != rec.Hash {
-			return fmt.Errorf("%w: %s@%s is already published with hash %s; this document hashes to %s: a published version never changes, publish it under a new version",
-				action.ErrImmutableConflict, rec.Name, rec.Version, stored.Hash, rec.Hash)
+			return fmt.Errorf("%s@%s is already published (%s) with other content (%s): %w",
+				rec.Name, rec.Version, stored.Hash, rec.Hash, action.ErrImmutableConflict)
 		}
 		res = action.PublishResult{Created: false, Record: stored}
 		return nil
@@ -160,13 +178,28 @@ FROM actions a LEFT JOIN action_versions v ON v.name = a.name AND v.version = $2
 WHERE a.name = $1`, name, version).Scan(&doc, &hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return action.Record{}, fmt.Errorf("%w: no action %q in the registry", action.ErrActionNotFound, name)
+		return action.Record{}, fmt.Errorf("action %q: %w", name, action.ErrActionNotFound)
 	case err != nil:
 		return action.Record{}, fmt.Errorf("postgres: get %s@%s: %w", name, version, err)
 	case hash == nil:
-		return action.Record{}, fmt.Errorf("%w: action %q has no version %q", action.ErrVersionNotFound, name, version)
+		return action.Record{}, fmt.Errorf("action %q has no version %q (versions: %s): %w", name, version, strings.Join(s.versions(ctx, name), ", "), action.ErrVersionNotFound)
 	}
 	return action.Record{Name: name, Version: version, Document: doc, Hash: *hash}, nil
+}
+
+// versions returns the versions of name by SemVer precedence, for messages
+// (nil when the query fails).
+func (s *Store) versions(ctx context.Context, name string) []string {
+	rows, err := s.pool.Query(ctx, "SELECT version FROM action_versions WHERE name = $1", name)
+	if err != nil {
+		return nil
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil
+	}
+	action.SortVersions(vs)
+	return vs
 }
 
 // List returns every action with its versions sorted by SemVer precedence,

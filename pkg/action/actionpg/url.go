@@ -2,6 +2,7 @@ package actionpg
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -36,6 +37,8 @@ func NormalizeURL(s string) string {
 	return s
 }
 
+var userPassword = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/?#]*@`)
+
 // Redact returns s with any password replaced by "xxxxx", for messages.
 func Redact(s string) string {
 	if !strings.Contains(s, "://") {
@@ -46,7 +49,9 @@ func Redact(s string) string {
 	}
 	u, err := url.Parse(NormalizeURL(s))
 	if err != nil {
-		return "(an unparseable database URL)"
+		// Mask what looks like a password; drop the query, which may hold one.
+		s, _, _ = strings.Cut(userPassword.ReplaceAllString(s, "${1}:xxxxx@"), "?")
+		return s
 	}
 	if _, has := u.User.Password(); u.User != nil && has {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")

@@ -14,7 +14,8 @@ func TestURLs(t *testing.T) {
 		{"git:/srv/registry", "git:/srv/registry", "git:/srv/registry", false},
 		{"mysql://u:pw@h/db", "mysql://u:pw@h/db", "mysql://u:xxxxx@h/db", false},
 		{"host=h dbname=db password=pw", "host=h dbname=db password=pw", "(a connection string with a password)", false},
-		{"postgres://u:pw@h/%zz", "postgres://u:pw@h/%zz", "(an unparseable database URL)", true},
+		{"postgres://u:pw@h/%zz", "postgres://u:pw@h/%zz", "postgres://u:xxxxx@h/%zz", true},
+		{"postgres://u:p@w@h:x/db?password=pw", "postgres://u:p@w@h:x/db?password=pw", "postgres://u:xxxxx@h:x/db", true},
 	}
 	for _, tc := range tests {
 		if got := IsURL(tc.in); got != tc.isURL {

@@ -28,7 +28,7 @@ import (
 const EnvActionRegistryAPIKey = "ACTION_REGISTRY_API_KEY"
 
 type serveOptions struct {
-	Store           string // git:PATH | postgres://... ("" : DATABASE_URL, else the git repo of --repo)
+	Store           string // git:PATH[#BRANCH] | postgres://... | postgres ("": the git repo of --repo)
 	Addr            string
 	Trusted         string // --trusted FILE; else TRUSTED_KEYS_PATH / TRUSTED_KEYS_JSON
 	MaxBody         int64
@@ -48,14 +48,14 @@ func newServeCommand(env *Env) *cli.Command {
   POST /actions/{name}/versions/{version}         publish (X-API-Key: $ACTION_REGISTRY_API_KEY)
   GET  /healthz, /readyz                          liveness; readiness (the store answers)
 
-The store is --store git:PATH[#BRANCH] (a repository; branch actions by default) or
---store postgres://USER:PASSWORD@HOST:PORT/DB; without --store, DATABASE_URL when set,
-else the git store in the repository of --repo or the working directory. Trusted keys come from --trusted FILE,
+The store is --store git:PATH[#BRANCH] (a repository; branch actions by default),
+--store postgres://USER:PASSWORD@HOST:PORT/DB, or --store postgres for $DATABASE_URL;
+without --store, the git store in the repository of --repo or the working directory. Trusted keys come from --trusted FILE,
 TRUSTED_KEYS_PATH or TRUSTED_KEYS_JSON. Without ACTION_REGISTRY_API_KEY publishing is
 disabled (405 PUBLISH_DISABLED). JSON logs (one access record per request) go to stderr.
 SIGINT or SIGTERM stops accepting connections and finishes the requests in flight.`,
 		Flags: withGlobal(
-			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH[#BRANCH] or postgres://... (default: DATABASE_URL, else the git repository of --repo)", EnvVars: []string{"DOME_ACTION_STORE"}},
+			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH[#BRANCH], postgres://... or postgres ($DATABASE_URL) (default: the git repository of --repo)", EnvVars: []string{"DOME_ACTION_STORE"}},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen on `HOST:PORT` (port 0: any free port, logged)", EnvVars: []string{"DOME_SERVE_ADDR"}},
 			trustedFlag(),
 			&cli.Int64Flag{Name: "max-body", Value: action.MaxDocumentSize, Usage: "largest publish body in `BYTES` (413 above)"},
