@@ -42,6 +42,13 @@ type Options struct {
 	// RenderCacheSize bounds the cache of rendered responses; <= 0 means
 	// action.DefaultVerifyCacheSize entries.
 	RenderCacheSize int
+	// Revalidate lets a version read from the store be answered from memory
+	// for this long before the store is read again; 0 reads the store on
+	// every request, so a changed byte shows at once. Published versions
+	// never change, so memory answers are the published, verified bytes; a
+	// tamper in the store shows within Revalidate. Unknown versions and
+	// listings always go to the store.
+	Revalidate time.Duration
 }
 
 // Handler serves the action registry API.
@@ -54,6 +61,7 @@ type Handler struct {
 	log          *slog.Logger
 	accessLog    bool
 	readyTimeout time.Duration
+	revalidate   time.Duration
 	renders      *renderCache
 	mux          *http.ServeMux
 }
@@ -74,6 +82,7 @@ func New(opts Options) (*Handler, error) {
 		log:          opts.Logger,
 		accessLog:    opts.AccessLog && opts.Logger != nil,
 		readyTimeout: opts.ReadyTimeout,
+		revalidate:   opts.Revalidate,
 		renders:      newRenderCache(opts.RenderCacheSize),
 	}
 	if h.vcache == nil {
@@ -182,17 +191,31 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, append(b, '\n'))
 }
 
-// lookup checks the path's name and version and reads the record; it has
-// answered when ok is false.
-func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (action.Record, bool) {
+// lookup checks the path's name and version and returns the rendered
+// answers of the stored version; it has answered when ok is false. The store
+// is read on every call unless Revalidate is set: then a version read less
+// than Revalidate ago is answered from memory (published versions never
+// change; a changed byte in the store shows within Revalidate).
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*rendered, bool) {
 	name, version, ok := pathRef(w, r)
 	if !ok {
-		return action.Record{}, false
+		return nil, false
+	}
+	var now int64
+	if h.revalidate > 0 {
+		now = time.Now().UnixNano()
+		if out := h.renders.fresh(name, version, now, int64(h.revalidate)); out != nil {
+			return out, true
+		}
 	}
 	rec, err := h.store.Get(r.Context(), name, version)
 	switch {
 	case err == nil:
-		return rec, true
+		out := h.rendered(rec)
+		if h.revalidate > 0 {
+			out.fetched.Store(now)
+		}
+		return out, true
 	case errors.Is(err, action.ErrActionNotFound):
 		writeError(w, CodeActionNotFound, fmt.Sprintf("no action %q", name), map[string]any{"name": name})
 	case errors.Is(err, action.ErrVersionNotFound):
@@ -202,7 +225,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (action.Record,
 	default:
 		h.internal(w, r, "get "+name+"@"+version, err)
 	}
-	return action.Record{}, false
+	return nil, false
 }
 
 // pathRef returns the path's name and version, answering 400
@@ -221,20 +244,18 @@ func pathRef(w http.ResponseWriter, r *http.Request) (string, string, bool) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	rec, ok := h.lookup(w, r)
+	out, ok := h.lookup(w, r)
 	if !ok {
 		return
 	}
-	out := h.rendered(rec)
 	writeBody(w, http.StatusOK, out.version, out.versionLen)
 }
 
 func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
-	rec, ok := h.lookup(w, r)
+	out, ok := h.lookup(w, r)
 	if !ok {
 		return
 	}
-	out := h.rendered(rec)
 	writeBody(w, http.StatusOK, out.verification, out.verifyLen)
 }
 

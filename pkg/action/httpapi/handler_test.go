@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/action/httpapi"
@@ -184,3 +185,34 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestAPI_Revalidate_ServesFromMemoryWithinTheWindow(t *testing.T) {
+	kit := memKit()
+	s := kit.open(t)
+	const window = 300 * time.Millisecond
+	e := newAPIEnv(t, s, httpapi.Options{APIKey: apiKey, Revalidate: window})
+	e.mustPublish(signed(t, "files.move", "1.0.0", "Move a file", nil), http.StatusCreated)
+	path := "/actions/files.move/versions/1.0.0"
+	if m := e.do("GET", path, nil, nil).json(t); m["verified"] != true {
+		t.Fatalf("before: %v", m)
+	}
+	kit.tamper(t, s, "files.move", "1.0.0", func(doc []byte) []byte {
+		return bytes.Replace(doc, []byte("Move a file"), []byte("Move a filE"), 1)
+	})
+	// Within the window: the published, verified bytes from memory.
+	if m := e.do("GET", path, nil, nil).json(t); m["verified"] != true || m["schema"].(map[string]any)["description"] != "Move a file" {
+		t.Errorf("within the window: %v", m)
+	}
+	// A version published behind the server's back is there at once: only
+	// versions already read are answered from memory.
+	rec, _ := action.Prepare(signed(t, "files.move", "1.1.0", "new", nil))
+	s.Publish(context.Background(), rec)
+	if r := e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil); r.status != 200 {
+		t.Errorf("a new version: %d", r.status)
+	}
+	time.Sleep(window + 50*time.Millisecond)
+	m := e.do("GET", path+"/verify", nil, nil).json(t)
+	if m["verified"] != false || !strings.HasPrefix(fmt.Sprint(m["reason"]), "BAD_SIGNATURE: ") {
+		t.Errorf("after the window the tamper shows: %v", m)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -18,8 +19,9 @@ type rendered struct {
 	verification []byte // GET .../verify
 	versionLen   []string
 	verifyLen    []string
-	doc          []byte // the record's Document
-	hash         string // the record's Hash
+	doc          []byte       // the record's Document
+	hash         string       // the record's Hash
+	fetched      atomic.Int64 // when the store last returned these bytes (Unix ns; Revalidate)
 }
 
 type versionBody struct {
@@ -133,6 +135,25 @@ func (c *renderCache) get(rec action.Record) *rendered {
 	}
 	c.mu.RUnlock()
 	if r == nil || r.hash != rec.Hash || !bytes.Equal(r.doc, rec.Document) {
+		return nil
+	}
+	return r
+}
+
+// fresh returns the entry of name@version when the store returned its bytes
+// less than ttl before now (Unix ns), nil otherwise.
+func (c *renderCache) fresh(name, version string, now, ttl int64) *rendered {
+	k := refKey{name, version}
+	c.mu.RLock()
+	r := c.cur[k]
+	if r == nil && c.old != nil {
+		r = c.old[k]
+	}
+	c.mu.RUnlock()
+	if r == nil {
+		return nil
+	}
+	if f := r.fetched.Load(); f == 0 || now-f >= ttl {
 		return nil
 	}
 	return r

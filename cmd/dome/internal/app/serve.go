@@ -34,6 +34,7 @@ type serveOptions struct {
 	MaxBody         int64
 	AccessLog       bool
 	ShutdownTimeout time.Duration
+	Revalidate      time.Duration
 }
 
 func newServeCommand(env *Env) *cli.Command {
@@ -61,6 +62,7 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			&cli.Int64Flag{Name: "max-body", Value: action.MaxDocumentSize, Usage: "largest publish body in `BYTES` (413 above)"},
 			&cli.BoolFlag{Name: "access-log", Value: true, Usage: "log every request (JSON on stderr); --access-log=false to stop"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop waits for requests in flight"},
+			&cli.DurationFlag{Name: "revalidate", Value: 0, Usage: "answer a version read from the store less than `D` ago from memory (0: read the store on every request; a tamper shows within D)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -69,9 +71,13 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			opts := serveOptions{
 				Store: c.String("store"), Addr: c.String("addr"), Trusted: c.String("trusted"),
 				MaxBody: c.Int64("max-body"), AccessLog: c.Bool("access-log"), ShutdownTimeout: c.Duration("shutdown-timeout"),
+				Revalidate: c.Duration("revalidate"),
 			}
 			if opts.MaxBody <= 0 {
 				return usagef("--max-body must be positive")
+			}
+			if opts.Revalidate < 0 {
+				return usagef("--revalidate must not be negative")
 			}
 			keys, keysSource, err := loadTrustedKeys(env, opts.Trusted)
 			if err != nil {
@@ -97,7 +103,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	apiKey := env.Getenv(EnvActionRegistryAPIKey)
 	h, err := httpapi.New(httpapi.Options{
 		Store: store, Keys: keys, Cache: action.NewVerifyCache(0), APIKey: apiKey,
-		MaxBodyBytes: opts.MaxBody, Logger: logger, AccessLog: opts.AccessLog,
+		MaxBodyBytes: opts.MaxBody, Logger: logger, AccessLog: opts.AccessLog, Revalidate: opts.Revalidate,
 	})
 	if err != nil {
 		return err
@@ -124,7 +130,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		}
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String(), "store", storeDesc,
-		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "version", Version)
+		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", Version)
 	logs.Flush()
 	go warnStaleLock(ctx, logger, store)
 
