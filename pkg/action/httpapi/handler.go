@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -155,6 +156,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		putLogWriter(lw)
 	}()
+	if p := r.URL.Path; p != "/" && path.Clean(p) != p {
+		// ServeMux would answer a redirect to the cleaned path (a body that
+		// is not JSON); no endpoint has such a path.
+		notFound(lw, r)
+		return
+	}
 	h.mux.ServeHTTP(lw, r)
 }
 

@@ -78,6 +78,9 @@ func TestAPI_RoutingErrorsAreJSON(t *testing.T) {
 		{"GET", "/actions/Files.Move/versions/1.0.0", 400, "INVALID_ACTION", ""},
 		{"GET", "/actions/files.move/versions/v1.0.0", 400, "INVALID_ACTION", ""},
 		{"GET", "/actions/files%2Fmove/versions/1.0.0/verify", 400, "INVALID_ACTION", ""},
+		{"GET", "/actions//files.move/versions/1.0.0", 404, "NOT_FOUND", ""},
+		{"GET", "/actions/x/../files.move/versions/1.0.0", 404, "NOT_FOUND", ""},
+		{"GET", "/actions/./versions/1.0.0", 404, "NOT_FOUND", ""},
 	} {
 		r := e.do(tc.method, tc.path, nil, nil)
 		wantStatus(t, tc.method+" "+tc.path, r, tc.status, tc.code)
