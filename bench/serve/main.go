@@ -65,7 +65,7 @@ func main() {
 	flag.IntVar(&c.actions, "actions", 20, "actions in the registry")
 	flag.IntVar(&c.versions, "versions", 5, "versions per action")
 	flag.BoolVar(&c.accessLog, "access-log", true, "dome serve with its access log (to a file), as deployed")
-	flag.DurationVar(&c.revalidate, "revalidate", time.Second, "also measure dome serve --revalidate D (0: only the strict mode)")
+	flag.DurationVar(&c.revalidate, "revalidate", time.Second, "also measure the git store with dome serve --revalidate D (0: not)")
 	flag.Parse()
 	if c.dome == "" {
 		fail("set -dome or DOME_BIN")
@@ -110,7 +110,11 @@ func run(ctx context.Context, c config) error {
 	if out, err := exec.Command("git", "init", "-q", "--bare", repo).CombinedOutput(); err != nil {
 		return fmt.Errorf("git init: %v\n%s", err, out)
 	}
-	gitRes, bodies, err := benchDome(ctx, c, "git store", "git:"+repo, trusted, docs, paths, script, nil)
+	gitModes := []mode{{label: "store read per request (default)"}}
+	if c.revalidate > 0 {
+		gitModes = append(gitModes, mode{label: "--revalidate " + c.revalidate.String(), args: []string{"--revalidate", c.revalidate.String()}})
+	}
+	gitRes, bodies, err := benchDome(ctx, c, "git store", "git:"+repo, trusted, docs, paths, script, nil, gitModes)
 	if err != nil {
 		return err
 	}
@@ -195,8 +199,14 @@ func (s *server) stop() {
 
 // startDome runs dome serve on a free port and waits for its "listening"
 // log record.
-func startDome(c config, store, trusted, logFile string, revalidate time.Duration) (*server, error) {
-	args := []string{"serve", "--store", store, "--addr", "127.0.0.1:0", "--trusted", trusted, "--revalidate", revalidate.String()}
+// mode is one way to run dome serve: a label and extra flags.
+type mode struct {
+	label string
+	args  []string
+}
+
+func startDome(c config, store, trusted, logFile string, extra []string) (*server, error) {
+	args := append([]string{"serve", "--store", store, "--addr", "127.0.0.1:0", "--trusted", trusted}, extra...)
 	if !c.accessLog {
 		args = append(args, "--access-log=false")
 	}
@@ -249,14 +259,13 @@ func startDome(c config, store, trusted, logFile string, revalidate time.Duratio
 }
 
 // benchDome publishes the documents through the API, reads every body back
-// (it must verify, and equal want when given) and runs wrk: strict (the
-// store read on every request) and, with -revalidate, again with
-// --revalidate on a fresh server.
-func benchDome(ctx context.Context, c config, label, store, trusted string, docs map[string][]byte, paths []string, script string, want map[string][]byte) ([]result, map[string][]byte, error) {
-	logName := func(mode string) string {
-		return filepath.Join(c.work, "dome-"+strings.ReplaceAll(label, " ", "-")+mode+".log")
+// (it must verify, and equal want when given) and runs wrk for each mode on
+// a fresh server (the first mode's server publishes).
+func benchDome(ctx context.Context, c config, label, store, trusted string, docs map[string][]byte, paths []string, script string, want map[string][]byte, modes []mode) ([]result, map[string][]byte, error) {
+	logName := func(i int) string {
+		return filepath.Join(c.work, fmt.Sprintf("dome-%s-%d.log", strings.ReplaceAll(label, " ", "-"), i))
 	}
-	srv, err := startDome(c, store, trusted, logName(""), 0)
+	srv, err := startDome(c, store, trusted, logName(0), modes[0].args)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -297,20 +306,20 @@ func benchDome(ctx context.Context, c config, label, store, trusted string, docs
 		return nil, nil, fmt.Errorf("%s: %w", label, err)
 	}
 	srv.stop()
-	r.label = label + ", store read per request"
+	r.label = label + ", " + modes[0].label
 	r.note = fmt.Sprintf("publish %d versions: %s", len(paths), publish.Round(time.Millisecond))
 	out := []result{r}
-	if c.revalidate > 0 {
-		srv, err := startDome(c, store, trusted, logName("-revalidate"), c.revalidate)
+	for i, m := range modes[1:] {
+		srv, err := startDome(c, store, trusted, logName(i+1), m.args)
 		if err != nil {
 			return nil, nil, err
 		}
-		defer srv.stop()
 		r, err := runWrk(ctx, c, srv.base, script)
+		srv.stop()
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s --revalidate: %w", label, err)
+			return nil, nil, fmt.Errorf("%s, %s: %w", label, m.label, err)
 		}
-		r.label = fmt.Sprintf("%s, --revalidate %s", label, c.revalidate)
+		r.label = label + ", " + m.label
 		out = append(out, r)
 	}
 	return out, bodies, nil
@@ -331,7 +340,11 @@ func benchPostgres(ctx context.Context, c config, trusted string, docs map[strin
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := benchDome(ctx, c, "postgres store", url, trusted, docs, paths, script, want)
+	pgModes := []mode{
+		{label: "watching LISTEN/NOTIFY (default)"},
+		{label: "--watch=false: store read per request", args: []string{"--watch=false"}},
+	}
+	r, _, err := benchDome(ctx, c, "postgres store", url, trusted, docs, paths, script, want, pgModes)
 	return r, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/action"
@@ -65,7 +66,57 @@ type Handler struct {
 	revalidate   time.Duration
 	renders      *renderCache
 	mux          *http.ServeMux
+
+	// While watching (Watch, a store that reports changes), answers made at
+	// generation gen are reused until any change bumps it.
+	watching atomic.Bool
+	gen      atomic.Uint64
+	listed   atomic.Pointer[listEntry]
 }
+
+// listEntry is a rendered listing and the generation it was read at.
+type listEntry struct {
+	gen  uint64
+	body []byte
+}
+
+// Watcher is a store that reports changes to stored versions as they are
+// committed, by any process or person (the PostgreSQL store: LISTEN/NOTIFY).
+// Watch calls ready(true) once it reports changes and ready(false) when it
+// may have missed some, and changed(what) after each change; it returns when
+// ctx ends.
+type Watcher interface {
+	Watch(ctx context.Context, ready func(bool), changed func(what string)) error
+}
+
+// Watch makes the handler answer reads from memory while the store reports
+// changes: every answer is reused until the store reports any change (a
+// publish, an UPDATE by hand), then read again, so a tamper shows as soon as
+// the notification arrives (milliseconds), and while the feed is down every
+// read goes to the store. Run it on its own goroutine; it returns when ctx
+// ends, at once (nil) for a store that is not a Watcher.
+func (h *Handler) Watch(ctx context.Context) error {
+	w, ok := h.store.(Watcher)
+	if !ok {
+		return nil
+	}
+	return w.Watch(ctx, func(ready bool) {
+		if ready {
+			h.gen.Add(1) // nothing read before is trusted
+			h.watching.Store(true)
+			h.log.LogAttrs(ctx, slog.LevelInfo, "watching store changes", slog.String("effect", "reads are answered from memory until the store reports a change"))
+			return
+		}
+		h.watching.Store(false)
+		h.gen.Add(1)
+		if ctx.Err() == nil {
+			h.log.LogAttrs(ctx, slog.LevelWarn, "store change feed lost", slog.String("effect", "every read goes to the store until the feed is back"))
+		}
+	}, func(string) { h.gen.Add(1) })
+}
+
+// Watching reports whether reads are answered from memory (Watch).
+func (h *Handler) Watching() bool { return h.watching.Load() }
 
 // New returns the API handler.
 func New(opts Options) (*Handler, error) {
@@ -175,6 +226,14 @@ type summaryBody struct {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	var gen uint64
+	if h.watching.Load() {
+		gen = h.gen.Load()
+		if e := h.listed.Load(); e != nil && e.gen == gen {
+			writeJSON(w, http.StatusOK, e.body)
+			return
+		}
+	}
 	sums, err := h.store.List(r.Context())
 	if err != nil {
 		h.internal(w, r, "list", err)
@@ -195,21 +254,33 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, r, "encode the list", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, append(b, '\n'))
+	b = append(b, '\n')
+	if gen != 0 {
+		h.listed.Store(&listEntry{gen: gen, body: b})
+	}
+	writeJSON(w, http.StatusOK, b)
 }
 
 // lookup checks the path's name and version and returns the rendered
 // answers of the stored version; it has answered when ok is false. The store
-// is read on every call unless Revalidate is set: then a version read less
-// than Revalidate ago is answered from memory (published versions never
-// change; a changed byte in the store shows within Revalidate).
+// is read on every call, except while watching (Watch: an answer is reused
+// until the store reports a change) or with Revalidate (a version read less
+// than Revalidate ago is answered from memory; published versions never
+// change, and a changed byte in the store shows within Revalidate).
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*rendered, bool) {
 	name, version, ok := pathRef(w, r)
 	if !ok {
 		return nil, false
 	}
 	var now int64
-	if h.revalidate > 0 {
+	var gen uint64
+	switch {
+	case h.watching.Load():
+		gen = h.gen.Load() // before the read: a change after it bumps gen
+		if out := h.renders.atGen(name, version, gen); out != nil {
+			return out, true
+		}
+	case h.revalidate > 0:
 		now = time.Now().UnixNano()
 		if out := h.renders.fresh(name, version, now, int64(h.revalidate)); out != nil {
 			return out, true
@@ -219,7 +290,9 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) (*rendered, boo
 	switch {
 	case err == nil:
 		out := h.rendered(rec)
-		if h.revalidate > 0 {
+		if gen != 0 {
+			out.gen.Store(gen)
+		} else if now != 0 {
 			out.fetched.Store(now)
 		}
 		return out, true

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,5 +218,85 @@ func TestAPI_Revalidate_ServesFromMemoryWithinTheWindow(t *testing.T) {
 	m := e.do("GET", path+"/verify", nil, nil).json(t)
 	if m["verified"] != false || !strings.HasPrefix(fmt.Sprint(m["reason"]), "BAD_SIGNATURE: ") {
 		t.Errorf("after the window the tamper shows: %v", m)
+	}
+}
+
+// watchedStore is a memStore that counts reads and reports changes when told.
+type watchedStore struct {
+	*memStore
+	gets    atomic.Int64
+	lists   atomic.Int64
+	changes chan string // "" + closed ready: see Watch
+	feed    chan bool
+}
+
+func (w *watchedStore) Get(ctx context.Context, n, v string) (action.Record, error) {
+	w.gets.Add(1)
+	return w.memStore.Get(ctx, n, v)
+}
+
+func (w *watchedStore) List(ctx context.Context) ([]action.Summary, error) {
+	w.lists.Add(1)
+	return w.memStore.List(ctx)
+}
+
+func (w *watchedStore) Watch(ctx context.Context, ready func(bool), changed func(string)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			ready(false)
+			return nil
+		case up := <-w.feed:
+			ready(up)
+		case c := <-w.changes:
+			changed(c)
+		}
+	}
+}
+
+func TestAPI_Watch_ReadsFromMemoryUntilAChange(t *testing.T) {
+	ws := &watchedStore{memStore: newMemStore(), changes: make(chan string), feed: make(chan bool)}
+	e := newAPIEnv(t, ws, httpapi.Options{APIKey: apiKey})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.h.Watch(ctx)
+	ws.feed <- true
+	if !waitFor(time.Second, e.h.Watching) {
+		t.Fatal("not watching")
+	}
+	e.mustPublish(signed(t, "files.move", "1.0.0", "x", nil), http.StatusCreated)
+	path := "/actions/files.move/versions/1.0.0"
+	for i := 0; i < 5; i++ {
+		e.do("GET", path, nil, nil)
+		e.do("GET", path+"/verify", nil, nil)
+		e.do("GET", "/actions", nil, nil)
+	}
+	if g, l := ws.gets.Load(), ws.lists.Load(); g != 1 || l != 1 {
+		t.Errorf("while watching: %d store reads, %d listings; want 1 and 1", g, l)
+	}
+	ws.changes <- "files.move@1.0.0" // e.g. an UPDATE by hand
+	ws.changes <- "sync"                // the first change was handled
+	e.do("GET", path, nil, nil)
+	e.do("GET", "/actions", nil, nil)
+	if g, l := ws.gets.Load(), ws.lists.Load(); g != 2 || l != 2 {
+		t.Errorf("after a change: %d store reads, %d listings; want 2 and 2", g, l)
+	}
+	ws.feed <- false // the feed is lost: every read goes to the store
+	if !waitFor(time.Second, func() bool { return !e.h.Watching() }) {
+		t.Fatal("still watching")
+	}
+	e.do("GET", path, nil, nil)
+	e.do("GET", path, nil, nil)
+	if g := ws.gets.Load(); g != 4 {
+		t.Errorf("without the feed: %d store reads, want 4", g)
+	}
+	ws.feed <- true
+	if !waitFor(time.Second, e.h.Watching) {
+		t.Fatal("not watching again")
+	}
+	e.do("GET", path, nil, nil)
+	e.do("GET", path, nil, nil)
+	if g := ws.gets.Load(); g != 5 {
+		t.Errorf("feed back: %d store reads, want 5 (one read, then memory)", g)
 	}
 }

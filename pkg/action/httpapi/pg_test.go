@@ -53,3 +53,11 @@ func pgKit(t *testing.T) storeKit {
 }
 
 func TestAPI_PostgresStore(t *testing.T) { runSuite(t, pgKit(t)) }
+
+// The same with the handler watching the store's change feed (LISTEN/NOTIFY):
+// reads come from memory until a change is reported.
+func TestAPI_PostgresStore_Watching(t *testing.T) {
+	kit := pgKit(t)
+	kit.watch = true
+	runSuite(t, kit)
+}

@@ -19,9 +19,10 @@ type rendered struct {
 	verification []byte // GET .../verify
 	versionLen   []string
 	verifyLen    []string
-	doc          []byte       // the record's Document
-	hash         string       // the record's Hash
-	fetched      atomic.Int64 // when the store last returned these bytes (Unix ns; Revalidate)
+	doc          []byte        // the record's Document
+	hash         string        // the record's Hash
+	fetched      atomic.Int64  // when the store last returned these bytes (Unix ns; Revalidate)
+	gen          atomic.Uint64 // the watch generation they were read at (Watch; 0: none)
 }
 
 type versionBody struct {
@@ -154,6 +155,22 @@ func (c *renderCache) fresh(name, version string, now, ttl int64) *rendered {
 		return nil
 	}
 	if f := r.fetched.Load(); f == 0 || now-f >= ttl {
+		return nil
+	}
+	return r
+}
+
+// atGen returns the entry of name@version when it was read at watch
+// generation gen, nil otherwise.
+func (c *renderCache) atGen(name, version string, gen uint64) *rendered {
+	k := refKey{name, version}
+	c.mu.RLock()
+	r := c.cur[k]
+	if r == nil && c.old != nil {
+		r = c.old[k]
+	}
+	c.mu.RUnlock()
+	if r == nil || r.gen.Load() != gen {
 		return nil
 	}
 	return r

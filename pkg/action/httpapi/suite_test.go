@@ -27,12 +27,16 @@ const apiKey = "test-publish-key"
 type storeKit struct {
 	open   func(t testing.TB) action.Store
 	tamper func(t testing.TB, s action.Store, name, version string, edit func([]byte) []byte)
+	// watch runs the handler's Watch (the store reports changes) and waits
+	// until it watches.
+	watch bool
 }
 
 // apiEnv is one server over one store.
 type apiEnv struct {
 	t     *testing.T
 	store action.Store
+	h     *httpapi.Handler
 	srv   *httptest.Server
 	spec  *apiSpec
 }
@@ -50,7 +54,19 @@ func newAPIEnv(t *testing.T, s action.Store, opts httpapi.Options) *apiEnv {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &apiEnv{t: t, store: s, srv: srv, spec: spec(t)}
+	return &apiEnv{t: t, store: s, h: h, srv: srv, spec: spec(t)}
+}
+
+// watch runs the handler's Watch until t ends and waits until it watches.
+func (e *apiEnv) watch() {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.h.Watch(ctx); close(done) }()
+	e.t.Cleanup(func() { cancel(); <-done })
+	if !waitFor(10*time.Second, e.h.Watching) {
+		e.t.Fatal("the handler does not watch the store after 10 s")
+	}
 }
 
 type response struct {
@@ -175,7 +191,11 @@ func wantStatus(t testing.TB, what string, r response, status int, code string) 
 // over HTTP against one backend.
 func runSuite(t *testing.T, kit storeKit) {
 	env := func(t *testing.T) *apiEnv {
-		return newAPIEnv(t, kit.open(t), httpapi.Options{APIKey: apiKey})
+		e := newAPIEnv(t, kit.open(t), httpapi.Options{APIKey: apiKey})
+		if kit.watch {
+			e.watch()
+		}
+		return e
 	}
 	t.Run("A_CanonicalizationDeterminism", func(t *testing.T) {
 		e := env(t)
@@ -254,6 +274,12 @@ func runSuite(t *testing.T, kit storeKit) {
 			return bytes.Replace(doc, []byte("Move a file"), []byte("Move a filE"), 1)
 		})
 		got := e.do("GET", "/actions/files.move/versions/1.0.0", nil, nil)
+		if kit.watch { // the change shows once its notification arrives
+			waitFor(5*time.Second, func() bool {
+				got = e.do("GET", "/actions/files.move/versions/1.0.0", nil, nil)
+				return bytes.Contains(got.body, []byte(`"verified":false`))
+			})
+		}
 		m := got.json(t)
 		if got.status != 200 || m["verified"] != false || !strings.HasPrefix(fmt.Sprint(m["reason"]), "BAD_SIGNATURE: ") {
 			t.Errorf("after one changed byte: %d %s", got.status, got.body)

@@ -35,6 +35,7 @@ type serveOptions struct {
 	AccessLog       bool
 	ShutdownTimeout time.Duration
 	Revalidate      time.Duration
+	Watch           bool
 }
 
 func newServeCommand(env *Env) *cli.Command {
@@ -62,6 +63,7 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			&cli.Int64Flag{Name: "max-body", Value: action.MaxDocumentSize, Usage: "largest publish body in `BYTES` (413 above)"},
 			&cli.BoolFlag{Name: "access-log", Value: true, Usage: "log every request (JSON on stderr); --access-log=false to stop"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop waits for requests in flight"},
+			&cli.BoolFlag{Name: "watch", Value: true, Usage: "answer reads from memory while the store reports every change (PostgreSQL: LISTEN/NOTIFY); --watch=false reads the store on every request"},
 			&cli.DurationFlag{Name: "revalidate", Value: 0, Usage: "answer a version read from the store less than `D` ago from memory (0: read the store on every request; a tamper shows within D)"},
 		),
 		Action: func(c *cli.Context) error {
@@ -71,7 +73,7 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			opts := serveOptions{
 				Store: c.String("store"), Addr: c.String("addr"), Trusted: c.String("trusted"),
 				MaxBody: c.Int64("max-body"), AccessLog: c.Bool("access-log"), ShutdownTimeout: c.Duration("shutdown-timeout"),
-				Revalidate: c.Duration("revalidate"),
+				Revalidate: c.Duration("revalidate"), Watch: c.Bool("watch"),
 			}
 			if opts.MaxBody <= 0 {
 				return usagef("--max-body must be positive")
@@ -133,6 +135,12 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", Version)
 	logs.Flush()
 	go warnStaleLock(ctx, logger, store)
+	if _, ok := store.(httpapi.Watcher); ok && opts.Watch {
+		wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
+		watched := make(chan struct{})
+		go func() { h.Watch(wctx); close(watched) }()
+		defer func() { wcancel(); <-watched }()
+	}
 
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
