@@ -238,17 +238,17 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// Environment identifies where a validation ran: the platform, the tools
+// ProbedEnvironment identifies where a validation ran: the platform, the tools
 // it used (version line and a digest of the binary) and, when given, the
 // container image digest.
-type Environment struct {
+type ProbedEnvironment struct {
 	OS          string        `json:"os"`
 	Arch        string        `json:"arch"`
 	Tools       []ToolVersion `json:"tools"`
 	ImageDigest string        `json:"image_digest,omitempty"`
 }
 
-// ToolVersion is one tool of an Environment.
+// ToolVersion is one tool of a ProbedEnvironment.
 type ToolVersion struct {
 	Name    string `json:"name"`
 	Path    string `json:"path,omitempty"`
@@ -260,8 +260,8 @@ type ToolVersion struct {
 // ProbeEnvironment records the tools named (deduplicated, sorted) as found
 // in the PATH of env: "go version" for go, "<tool> --version" for others,
 // the first line of output, each with a 10 s limit.
-func ProbeEnvironment(ctx context.Context, tools []string, env []string, imageDigest string) Environment {
-	e := Environment{OS: runtime.GOOS, Arch: runtime.GOARCH, Tools: []ToolVersion{}, ImageDigest: imageDigest}
+func ProbeEnvironment(ctx context.Context, tools []string, env []string, imageDigest string) ProbedEnvironment {
+	e := ProbedEnvironment{OS: runtime.GOOS, Arch: runtime.GOARCH, Tools: []ToolVersion{}, ImageDigest: imageDigest}
 	seen := map[string]bool{}
 	var names []string
 	for _, t := range tools {
