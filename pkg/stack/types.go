@@ -117,29 +117,29 @@ const (
 // Reason codes. Each rejection carries one, with its class.
 const (
 	// verification (seed section 7)
-	ReasonMalformed             = "malformed"               // not a sealed document, bad JSON, digest of the payload wrong
-	ReasonUnknownField          = "unknown_field"           // a member the format does not have
-	ReasonMissingField          = "missing_field"           // a required member is absent or empty
-	ReasonInvalidField          = "invalid_field"           // a member with a bad value
-	ReasonHeaderMismatch        = "header_mismatch"         // header and payload disagree (object_id, base_ref, ...)
-	ReasonRunMismatch           = "run_mismatch"            // run_id is not this run
-	ReasonWaveMismatch          = "wave_mismatch"           // wave_id is not the current wave
-	ReasonBaseRefNotSHA         = "base_ref_not_sha"        // base_ref is not a full commit SHA
-	ReasonBaseRefMismatch       = "base_ref_mismatch"       // base_ref is not the wave base
-	ReasonBaseTreeMismatch      = "base_tree_mismatch"      // base_tree_hash is not the tree of base_ref
-	ReasonDiffCanonicalization  = "diff_canonicalization_unsupported"
-	ReasonDiffUnreadable        = "diff_unreadable"         // diff_ref missing, diff does not parse
-	ReasonDiffDigestMismatch    = "diff_digest_mismatch"    // re-canonicalized diff hashes differently
-	ReasonTouchedFilesMismatch  = "touched_files_mismatch"  // touched_files is not what the diff touches
-	ReasonFingerprintMismatch   = "fingerprint_mismatch"    // hunk_fingerprints are not the diff's
-	ReasonSignatureRequired     = "signature_required"      // policy requires a signature
-	ReasonSignatureUntrusted    = "signature_untrusted"     // kid not in the trusted keys
-	ReasonSignatureInvalid      = "signature_invalid"       // the signature does not verify
-	ReasonIdempotencyConflict   = "idempotency_conflict"    // a different proposal under a used idempotency_key
-	ReasonDuplicateProposalID   = "duplicate_proposal_id"   // a different proposal under a used proposal_id
-	ReasonApplyCheckFailed      = "apply_check_failed"      // does not apply on the clean base
-	ReasonConstraintViolated    = "constraint_violated"     // declared_constraints do not hold
-	ReasonRunClosed             = "run_closed"              // the run was promoted
+	ReasonMalformed            = "malformed"          // not a sealed document, bad JSON, digest of the payload wrong
+	ReasonUnknownField         = "unknown_field"      // a member the format does not have
+	ReasonMissingField         = "missing_field"      // a required member is absent or empty
+	ReasonInvalidField         = "invalid_field"      // a member with a bad value
+	ReasonHeaderMismatch       = "header_mismatch"    // header and payload disagree (object_id, base_ref, ...)
+	ReasonRunMismatch          = "run_mismatch"       // run_id is not this run
+	ReasonWaveMismatch         = "wave_mismatch"      // wave_id is not the current wave
+	ReasonBaseRefNotSHA        = "base_ref_not_sha"   // base_ref is not a full commit SHA
+	ReasonBaseRefMismatch      = "base_ref_mismatch"  // base_ref is not the wave base
+	ReasonBaseTreeMismatch     = "base_tree_mismatch" // base_tree_hash is not the tree of base_ref
+	ReasonDiffCanonicalization = "diff_canonicalization_unsupported"
+	ReasonDiffUnreadable       = "diff_unreadable"        // diff_ref missing, diff does not parse
+	ReasonDiffDigestMismatch   = "diff_digest_mismatch"   // re-canonicalized diff hashes differently
+	ReasonTouchedFilesMismatch = "touched_files_mismatch" // touched_files is not what the diff touches
+	ReasonFingerprintMismatch  = "fingerprint_mismatch"   // hunk_fingerprints are not the diff's
+	ReasonSignatureRequired    = "signature_required"     // policy requires a signature
+	ReasonSignatureUntrusted   = "signature_untrusted"    // kid not in the trusted keys
+	ReasonSignatureInvalid     = "signature_invalid"      // the signature does not verify
+	ReasonIdempotencyConflict  = "idempotency_conflict"   // a different proposal under a used idempotency_key
+	ReasonDuplicateProposalID  = "duplicate_proposal_id"  // a different proposal under a used proposal_id
+	ReasonApplyCheckFailed     = "apply_check_failed"     // does not apply on the clean base
+	ReasonConstraintViolated   = "constraint_violated"    // declared_constraints do not hold
+	ReasonRunClosed            = "run_closed"             // the run was promoted
 	// policy (stack_policy.json)
 	ReasonForbiddenPath       = "forbidden_path"
 	ReasonSizeLimit           = "size_limit"
