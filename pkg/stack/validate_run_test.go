@@ -15,7 +15,7 @@ import (
 
 func testEnv() []string { return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C"} }
 
-func sha(s string) string {
+func digestOf(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return "sha256:" + hex.EncodeToString(h[:])
 }
@@ -52,7 +52,7 @@ func TestRunCommand(t *testing.T) {
 			if c.errPart != "" && !strings.Contains(r.Error, c.errPart) {
 				t.Errorf("error %q, want it to contain %q", r.Error, c.errPart)
 			}
-			if c.exit >= 0 && r.StdoutDigest != sha(c.stdout) {
+			if c.exit >= 0 && r.StdoutDigest != digestOf(c.stdout) {
 				t.Errorf("stdout digest %s, want that of %q", r.StdoutDigest, c.stdout)
 			}
 			if r.StderrDigest == "" || r.StdoutDigest == "" {
@@ -75,7 +75,7 @@ func TestRunCommand_TimeoutKillsTheProcessGroup(t *testing.T) {
 	if !r.TimedOut || r.Passed || r.ExitCode != -1 || !strings.Contains(r.Error, "time limit") {
 		t.Fatalf("result %+v, want a timeout", r)
 	}
-	if r.StdoutDigest != sha("started\n") || r.OutputTail != "started\n" {
+	if r.StdoutDigest != digestOf("started\n") || r.OutputTail != "started\n" {
 		t.Errorf("output before the kill: %s %q", r.StdoutDigest, r.OutputTail)
 	}
 	b, err := os.ReadFile(pidFile)
