@@ -24,6 +24,9 @@ type Run struct {
 	Layout Layout
 	State  State
 	log    *ledger.Log
+
+	deferState bool // Record leaves state.json to FlushState (see DeferState)
+	stateDirty bool
 }
 
 // ErrNoRun is returned when a run has no events (it was never initialized).
@@ -104,6 +107,10 @@ func (r *Run) Record(topic string, ts time.Time, payload any) (ledger.Event, err
 		return e, err
 	}
 	r.State = next
+	if r.deferState {
+		r.stateDirty = true
+		return e, nil
+	}
 	data, err := r.State.Marshal()
 	if err != nil {
 		return e, err
