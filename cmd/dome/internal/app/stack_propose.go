@@ -189,4 +189,3 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 	}
 	return nil
 }
-
