@@ -130,10 +130,14 @@ func (r *Run) WriteArtifact(path string, doc []byte) (digest, rel string, err er
 	return canonical.Digest(doc), r.Layout.Rel(path), nil
 }
 
-// Seal seals v as an artifact of kind with the run's ids in the header.
-func Seal(kind, objectID, runID, waveID, baseRef string, createdAt time.Time, producer string, v any, key *signing.PrivateKey) ([]byte, artifact.Header, error) {
-	h := artifact.Header{ArtifactKind: kind, Version: "1", ObjectID: objectID, RunID: runID, WaveID: waveID, BaseRef: baseRef,
+// NewHeader returns the standard header of a stack artifact.
+func NewHeader(kind, objectID, runID, waveID, baseRef string, createdAt time.Time, producer string) artifact.Header {
+	return artifact.Header{ArtifactKind: kind, Version: "1", ObjectID: objectID, RunID: runID, WaveID: waveID, BaseRef: baseRef,
 		CreatedAt: artifact.FormatTime(createdAt), Producer: producer}
+}
+
+// Seal seals v under h, signed when key is not nil.
+func Seal(h artifact.Header, v any, key *signing.PrivateKey) ([]byte, artifact.Header, error) {
 	return artifact.SealValue(h, v, key)
 }
 

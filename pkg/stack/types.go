@@ -21,7 +21,7 @@ const (
 // patch.Format: no mail or commit header, file diffs in their order, git's
 // header lines, hunk headers recomputed, binary patches re-encoded (see
 // patch.CanonicalDiff).
-const DiffCanonicalization = "dome.git_diff/v1"
+const DiffCanonicalization = patch.DiffCanonicalization
 
 // Atomicity policies (seed section 8, conflict policy).
 const (

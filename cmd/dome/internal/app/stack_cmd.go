@@ -17,6 +17,7 @@ func newStackCommand(env *Env) *cli.Command {
 		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, status, replay",
 		Subcommands: []*cli.Command{
 			newStackInitCommand(env),
+			newStackProposeCommand(env),
 			newStackStatusCommand(env),
 			newStackReplayCommand(env),
 			newStackApplyCommand(env),
