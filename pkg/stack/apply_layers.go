@@ -408,7 +408,7 @@ func applyResultID(ar ApplyResult, attempt int) string {
 }
 
 func (s *stacker) writeApplyResult(ar ApplyResult) (digest, rel string, err error) {
-	doc, _, err := Seal(KindApplyResult, ar.ApplyResultID, ar.RunID, ar.WaveID, ar.BaseRef, s.opts.CreatedAt, s.opts.Producer, ar, nil)
+	doc, _, err := Seal(NewHeader(KindApplyResult, ar.ApplyResultID, ar.RunID, ar.WaveID, ar.BaseRef, s.opts.CreatedAt, s.opts.Producer), ar, nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -476,7 +476,7 @@ func (s *stacker) fail(f failedAttempt, action string) (RejectedOutcome, error) 
 		ProposalID: q.ProposalID, Against: s.against(f), PolicyPrecedence: pos, TieBreakOrder: ConflictTieBreakOrder, Action: action,
 		Attempt: q.Attempts + 1, ConflictSummary: f.conflicts}
 	cd.DecisionID = "conflict-" + fp[len("sha256:"):][:16] + "-" + action
-	doc, _, err := Seal(KindConflictDecision, cd.DecisionID, st.RunID, st.WaveID, f.parent.String(), s.opts.CreatedAt, s.opts.Producer, cd, nil)
+	doc, _, err := Seal(NewHeader(KindConflictDecision, cd.DecisionID, st.RunID, st.WaveID, f.parent.String(), s.opts.CreatedAt, s.opts.Producer), cd, nil)
 	if err != nil {
 		return RejectedOutcome{}, err
 	}

@@ -78,7 +78,7 @@ func (f *fixture) propose(r *Run, id, diff, atomicity string, touched ...string)
 		DiffDigest: canonical.Digest([]byte(diff)), DiffUnified: diff, TouchedFiles: touched, IntentTags: []string{},
 		Risk: Risk{Class: RiskLow}, DeclaredConstraints: DeclaredConstraints{Atomicity: atomicity},
 		WorkerRunMeta: WorkerRunMeta{WorkerID: "w-" + id, RunID: st.RunID, WaveID: st.WaveID}, IdempotencyKey: "key-" + id}
-	doc, h, err := Seal(KindPatchProposal, id, st.RunID, st.WaveID, st.BaseRef, testAt, "test", p, nil)
+	doc, h, err := Seal(NewHeader(KindPatchProposal, id, st.RunID, st.WaveID, st.BaseRef, testAt, "test"), p, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
