@@ -13,6 +13,7 @@ import (
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/ledger"
+	"github.com/dome-registry/dome/pkg/patch"
 )
 
 var testAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -341,5 +342,75 @@ func TestReconcile_RecoversACheckpointWithoutItsEvent(t *testing.T) {
 	var ce *errkind.CheckError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "not a checkpoint of this run") {
 		t.Fatalf("foreign commit: %v", err)
+	}
+}
+
+func TestApplyPlan_SplitByFileAndHunk(t *testing.T) {
+	f := newFixture(t, baseFiles())
+	a := lines("a", 30)
+	first := f.diff(map[string]string{"a.txt": strings.Replace(strings.Replace(a, "a line c", "FIRST-C", 1), "a line x", "FIRST-X", 1)})
+	// conflicts on a.txt with first, applies on b.txt
+	byFile := f.diff(map[string]string{"a.txt": strings.Replace(a, "a line c", "OTHER-C", 1), "b.txt": lines("b", 31)})
+	// two hunks in c.txt apply, the one in a.txt near line x does not
+	cc := strings.Replace(strings.Replace(lines("c", 30), "c line c", "C-ONE", 1), "c line y", "C-TWO", 1)
+	byHunk := f.diff(map[string]string{"a.txt": strings.Replace(a, "a line x", "OTHER-X", 1), "c.txt": cc})
+	r := f.open()
+	f.propose(r, "first", first, AtomicProposal, "a.txt")
+	f.propose(r, "byfile", byFile, AtomicFile, "a.txt", "b.txt")
+	f.propose(r, "byhunk", byHunk, HunkOK, "a.txt", "c.txt")
+	f.propose(r, "whole", f.diff(map[string]string{"a.txt": strings.Replace(a, "a line c", "WHOLE-C", 1)}), AtomicProposal, "a.txt")
+	f.plan(r, "first", "byfile", "byhunk", "whole")
+	rep, err := ApplyPlan(f.repo, r, f.applyOpts())
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Split) != 2 || rep.Split[0].ProposalID != "byfile" || rep.Split[1].ProposalID != "byhunk" {
+		t.Fatalf("split %+v", rep.Split)
+	}
+	if s := rep.Split[0]; s.Partitioning != ByFile || strings.Join(s.Included, ",") != "b.txt" || strings.Join(s.Excluded, ",") != "a.txt" {
+		t.Errorf("by file %+v", s)
+	}
+	if s := rep.Split[1]; s.Partitioning != ByHunk || strings.Join(s.Included, ",") != "c.txt" || strings.Join(s.Excluded, ",") != "a.txt" {
+		t.Errorf("by hunk %+v", s)
+	}
+	if len(rep.Rejected) != 1 || rep.Rejected[0].ProposalID != "whole" {
+		t.Errorf("rejected %+v", rep.Rejected)
+	}
+	st, _, _ := LoadState(f.l)
+	if strings.Join(st.AppliedIDs(), ",") != "first,byfile.split-2,byhunk.split-2" {
+		t.Errorf("applied %v", st.AppliedIDs())
+	}
+	if st.Proposals["byfile"].Status != StatusSplit || st.Proposals["byfile.split-2"].DerivedFrom != "byfile" {
+		t.Errorf("parent %+v", st.Proposals["byfile"])
+	}
+	// with atomic_proposal as the cap nothing is split
+	f2 := newFixture(t, baseFiles())
+	r = f2.open()
+	f2.propose(r, "first", first, AtomicProposal, "a.txt")
+	f2.propose(r, "byfile", byFile, AtomicFile, "a.txt", "b.txt")
+	f2.plan(r, "first", "byfile")
+	opts := f2.applyOpts()
+	opts.Mode = AtomicProposal
+	rep, err = ApplyPlan(f2.repo, r, opts)
+	r.Close()
+	if err != nil || len(rep.Split) != 0 || len(rep.Rejected) != 1 {
+		t.Fatalf("capped: %+v %v", rep, err)
+	}
+	f.replayEqual()
+}
+
+func TestSubsetFile_RecomputesNewStarts(t *testing.T) {
+	f := &patch.File{Hunks: []*patch.Hunk{
+		{OldStart: 3, OldLines: 2, NewStart: 3, NewLines: 4},
+		{OldStart: 10, OldLines: 0, NewStart: 13, NewLines: 1},
+		{OldStart: 20, OldLines: 2, NewStart: 24, NewLines: 0},
+	}}
+	got := subsetFile(f, []int{1, 2})
+	if got.Hunks[0].NewStart != 11 || got.Hunks[1].NewStart != 20 {
+		t.Errorf("new starts %d %d, want 11 20", got.Hunks[0].NewStart, got.Hunks[1].NewStart)
+	}
+	if f.Hunks[1].NewStart != 13 {
+		t.Error("the original was changed")
 	}
 }
