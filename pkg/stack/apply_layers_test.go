@@ -97,8 +97,17 @@ func (f *fixture) propose(r *Run, id, diff, atomicity string, touched ...string)
 
 func (f *fixture) plan(r *Run, ids ...string) {
 	f.t.Helper()
-	if _, err := r.Record(TopicPlanComputed, testAt, PlanComputedPayload{StackPlanID: "plan-test", WaveID: r.State.WaveID, Path: "stack/plans/x.json",
-		ArtifactDigest: canonical.Digest([]byte("x")), PayloadDigest: canonical.Digest([]byte("y")), StartRef: r.State.IntegrationHead,
+	sp := StackPlan{StackPlanID: "plan-test", RunID: r.State.RunID, WaveID: r.State.WaveID, BaseRef: r.State.BaseRef, StartRef: r.State.IntegrationHead}
+	doc, h, err := Seal(NewHeader(KindStackPlan, sp.StackPlanID, sp.RunID, sp.WaveID, sp.BaseRef, testAt, "test"), sp, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	digest, rel, err := r.WriteArtifact(f.l.PlanPath(sp.StackPlanID), doc)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := r.Record(TopicPlanComputed, testAt, PlanComputedPayload{StackPlanID: "plan-test", WaveID: r.State.WaveID, Path: rel,
+		ArtifactDigest: digest, PayloadDigest: h.PayloadDigest, StartRef: r.State.IntegrationHead,
 		OrderedProposals: ids, Rejected: []RejectedRef{}, CheckpointStrategy: "per_layer", ExpectedValidations: []ExpectedValidation{},
 		DeterminismSeed: "seed", Decisions: []DecisionRef{}}); err != nil {
 		f.t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -54,6 +55,7 @@ type RunResult struct {
 	StderrDigest string   `json:"stderr_digest"`
 	StdoutBytes  int64    `json:"stdout_bytes"`
 	StderrBytes  int64    `json:"stderr_bytes"`
+	OutputDigest string   `json:"output_digest"` // both streams as they arrived
 	OutputTail   string   `json:"output_tail,omitempty"`
 	Error        string   `json:"error,omitempty"` // why it did not start or was stopped
 }
@@ -66,7 +68,7 @@ func RunCommands(ctx context.Context, specs []RunSpec, opts RunOptions) []RunRes
 	for _, s := range specs {
 		if ctx.Err() != nil {
 			out = append(out, RunResult{Name: s.Name, Argv: s.Argv, ExitCode: -1, TimeLimitMS: s.Timeout.Milliseconds(),
-				StdoutDigest: emptyDigest, StderrDigest: emptyDigest, Error: "not run: " + ctx.Err().Error()})
+				StdoutDigest: emptyDigest, StderrDigest: emptyDigest, OutputDigest: emptyDigest, Error: "not run: " + ctx.Err().Error()})
 			continue
 		}
 		out = append(out, RunCommand(ctx, s, opts))
@@ -90,8 +92,10 @@ func RunCommand(ctx context.Context, s RunSpec, opts RunOptions) (r RunResult) {
 		tailN = 4096
 	}
 	r = RunResult{Name: s.Name, Argv: append([]string(nil), s.Argv...), ExitCode: -1, TimeLimitMS: s.Timeout.Milliseconds()}
-	so, se := newCapture(tailN), newCapture(tailN)
+	both := &sharedHash{h: sha256.New()}
+	so, se := newCapture(tailN, both), newCapture(tailN, both)
 	defer func() {
+		r.OutputDigest = both.digest()
 		r.StdoutDigest, r.StdoutBytes = so.digest(), so.n
 		r.StderrDigest, r.StderrBytes = se.digest(), se.n
 		r.OutputTail = tailOf(so, se)
@@ -167,18 +171,40 @@ func killGroup(pid int) error {
 	return err
 }
 
+// sharedHash hashes what both streams write, in arrival order.
+type sharedHash struct {
+	mu sync.Mutex
+	h  hash.Hash
+}
+
+func (s *sharedHash) write(p []byte) {
+	s.mu.Lock()
+	s.h.Write(p)
+	s.mu.Unlock()
+}
+
+func (s *sharedHash) digest() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "sha256:" + hex.EncodeToString(s.h.Sum(nil))
+}
+
 // capture hashes everything written and keeps the last max bytes.
 type capture struct {
 	h    hash.Hash
+	both *sharedHash
 	n    int64
 	tail []byte
 	max  int
 }
 
-func newCapture(max int) *capture { return &capture{h: sha256.New(), max: max} }
+func newCapture(max int, both *sharedHash) *capture {
+	return &capture{h: sha256.New(), both: both, max: max}
+}
 
 func (c *capture) Write(p []byte) (int, error) {
 	c.h.Write(p)
+	c.both.write(p)
 	c.n += int64(len(p))
 	c.tail = append(c.tail, p...)
 	if len(c.tail) > c.max {
