@@ -17,7 +17,7 @@ const PolicyPath = "policy/stack_policy.json"
 // PolicySchema is the schema_version of a stack policy.
 const PolicySchema = "dome.stack_policy/v1"
 
-//go:embed schemas/stack_policy.schema.json default_stack_policy.json
+//go:embed schemas/stack_policy.schema.json schemas/patch_proposal.schema.json default_stack_policy.json
 var policyFS embed.FS
 
 // PolicySchemaJSON returns the embedded JSON Schema of stack_policy.json.

@@ -18,6 +18,7 @@ func newStackCommand(env *Env) *cli.Command {
 		Subcommands: []*cli.Command{
 			newStackInitCommand(env),
 			newStackProposeCommand(env),
+			newStackSubmitCommand(env),
 			newStackStatusCommand(env),
 			newStackReplayCommand(env),
 			newStackApplyCommand(env),
