@@ -22,6 +22,10 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackStatusCommand(env),
 			newStackReplayCommand(env),
 			newStackApplyCommand(env),
+			newStackValidateCommand(env),
+			newStackRollbackCommand(env),
+			newStackAdvanceCommand(env),
+			newStackPromoteCommand(env),
 		},
 	}
 }
