@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -186,27 +187,46 @@ func (s *stacker) run() (*ApplyReport, error) {
 	for len(queue) > 0 {
 		var failed []failedAttempt
 		moved := false
-		for _, id := range queue {
-			q := st.Proposals[id]
+		// Layers are computed here (apply, objects, checkpoint commit) while
+		// a writer moves the ref and records the previous ones, in order.
+		props := make([]*ProposalState, len(queue))
+		for i, id := range queue {
+			props[i] = st.Proposals[id]
+		}
+		ci := CheckpointInfo{RunID: st.RunID, WaveID: st.WaveID}
+		tipHead, tipTree := s.head, s.headTree
+		w := s.startWriter(func(out AppliedOutcome) {
+			rep.Applied = append(rep.Applied, out)
+			progress(out.ProposalID, "applied")
+		})
+		for _, q := range props {
 			lp, err := s.cache.get(q)
 			if err != nil {
+				w.close()
 				return rep, err
 			}
-			res, conflicts, err := s.try(lp, patch.PartialNone)
+			res, conflicts, err := s.tryOn(lp, tipTree, patch.PartialNone)
 			if err != nil {
+				w.close()
 				return rep, err
 			}
 			if conflicts != nil {
-				failed = append(failed, failedAttempt{lp: lp, parent: s.head, conflicts: conflicts, files: res.Files})
+				failed = append(failed, failedAttempt{lp: lp, parent: tipHead, conflicts: conflicts, files: res.Files})
 				continue
 			}
-			out, err := s.layer(lp, res)
+			pl, err := s.checkpoint(lp, res, tipHead, ci)
 			if err != nil {
+				w.close()
 				return rep, err
 			}
-			rep.Applied = append(rep.Applied, out)
+			if !w.push(pl) {
+				break // the writer failed; close says why
+			}
+			tipHead, tipTree = pl.commit, pl.tree
 			moved = true
-			progress(id, "applied")
+		}
+		if err := w.close(); err != nil {
+			return rep, err
 		}
 		if len(failed) == 0 {
 			break
@@ -316,7 +336,12 @@ func (s *stacker) splitMode(q *ProposalState) string {
 // a refused path counts as a conflict (it may apply later); other errors
 // are returned.
 func (s *stacker) try(lp *loadedProposal, partial patch.Partial) (*patch.Result, []patch.Conflict, error) {
-	res, err := patch.Apply(s.store, s.headTree, lp.patch, patch.Options{ThreeWay: s.threeWay, Fuzz: s.opts.Policy.Apply.Fuzz, Partial: partial})
+	return s.tryOn(lp, s.headTree, partial)
+}
+
+// tryOn is try onto tree.
+func (s *stacker) tryOn(lp *loadedProposal, tree gitstore.Hash, partial patch.Partial) (*patch.Result, []patch.Conflict, error) {
+	res, err := patch.Apply(s.store, tree, lp.patch, patch.Options{ThreeWay: s.threeWay, Fuzz: s.opts.Policy.Apply.Fuzz, Partial: partial})
 	if res == nil {
 		res = &patch.Result{}
 	}
@@ -333,53 +358,155 @@ func (s *stacker) try(lp *loadedProposal, partial patch.Partial) (*patch.Result,
 	return res, nil, fmt.Errorf("apply %s: %w", lp.state.ProposalID, err)
 }
 
-// layer makes res the new head: checkpoint commit, compare-and-swap of the
-// ref, ApplyResult, event.
-func (s *stacker) layer(lp *loadedProposal, res *patch.Result) (AppliedOutcome, error) {
+// pendingLayer is a checkpoint commit written, its ref move and record to
+// come.
+type pendingLayer struct {
+	lp           *loadedProposal
+	files        []patch.FileResult
+	parent       gitstore.Hash
+	commit, tree gitstore.Hash
+}
+
+// checkpoint writes the checkpoint commit of res on parent.
+func (s *stacker) checkpoint(lp *loadedProposal, res *patch.Result, parent gitstore.Hash, ci CheckpointInfo) (pendingLayer, error) {
 	q := lp.state
 	tree := res.Tree
 	if tree.IsZero() {
 		var err error
 		if tree, err = s.store.WriteTree(nil); err != nil {
-			return AppliedOutcome{}, err
+			return pendingLayer{}, err
 		}
 	}
-	ci := CheckpointInfo{RunID: s.r.Layout.RunID, WaveID: s.r.State.WaveID, ProposalID: q.ProposalID, DiffDigest: q.DiffDigest, ParentProposalID: q.DerivedFrom}
-	commit, err := WriteCheckpoint(s.repo, s.head, tree, ci, "", s.opts.Author, s.opts.Committer)
+	ci.ProposalID, ci.DiffDigest, ci.ParentProposalID = q.ProposalID, q.DiffDigest, q.DerivedFrom
+	commit, err := WriteCheckpoint(s.repo, parent, tree, ci, "", s.opts.Author, s.opts.Committer)
+	if err != nil {
+		return pendingLayer{}, err
+	}
+	return pendingLayer{lp: lp, files: res.Files, parent: parent, commit: commit, tree: tree}, nil
+}
+
+// layer makes res the new head: checkpoint commit, compare-and-swap of the
+// ref, ApplyResult, event.
+func (s *stacker) layer(lp *loadedProposal, res *patch.Result) (AppliedOutcome, error) {
+	pl, err := s.checkpoint(lp, res, s.head, CheckpointInfo{RunID: s.r.Layout.RunID, WaveID: s.r.State.WaveID})
 	if err != nil {
 		return AppliedOutcome{}, err
 	}
-	if err := s.repo.UpdateRef(s.ref, commit, s.head); err != nil {
-		return AppliedOutcome{}, &errkind.CheckError{Problem: fmt.Sprintf("move %s to the checkpoint of %s: %v", s.ref, q.ProposalID, err),
+	return s.commitLayer(pl)
+}
+
+// commitLayer moves the ref from the head to pl's checkpoint (compare and
+// swap) while the ApplyResult is written, then records the event: both
+// must be done before the event.
+func (s *stacker) commitLayer(pl pendingLayer) (AppliedOutcome, error) {
+	q := pl.lp.state
+	if pl.parent != s.head {
+		return AppliedOutcome{}, fmt.Errorf("apply %s: the checkpoint's parent %s is not the head %s", q.ProposalID, pl.parent.Short(), s.head.Short())
+	}
+	ar := s.applyResult(pl.lp, pl.files, pl.commit, pl.tree)
+	var wg sync.WaitGroup
+	var digest, rel string
+	var werr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		digest, rel, werr = s.writeApplyResult(ar)
+	}()
+	rerr := s.repo.UpdateRef(s.ref, pl.commit, s.head)
+	wg.Wait()
+	if rerr != nil {
+		return AppliedOutcome{}, &errkind.CheckError{Problem: fmt.Sprintf("move %s to the checkpoint of %s: %v", s.ref, q.ProposalID, rerr),
 			Hint: "another process moved the integration ref; run dome stack apply again to reconcile"}
 	}
-	return s.recordApplied(lp, res.Files, commit, tree, false)
+	if werr != nil {
+		return AppliedOutcome{}, werr
+	}
+	return s.recordEvent(pl.lp, ar, digest, rel, false)
+}
+
+// layerWriter commits pending layers in order on its own goroutine.
+type layerWriter struct {
+	in   chan pendingLayer
+	done chan struct{}
+	err  error
+}
+
+// startWriter starts a writer calling applied after each committed layer
+// (on the writer's goroutine). Until close returns, the writer owns the
+// run's state and the head.
+func (s *stacker) startWriter(applied func(AppliedOutcome)) *layerWriter {
+	w := &layerWriter{in: make(chan pendingLayer, 4), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for pl := range w.in {
+			if w.err != nil {
+				continue
+			}
+			out, err := s.commitLayer(pl)
+			if err != nil {
+				w.err = err
+				continue
+			}
+			applied(out)
+		}
+	}()
+	return w
+}
+
+// push queues pl; false when the writer has failed (close returns why).
+func (w *layerWriter) push(pl pendingLayer) bool {
+	select {
+	case <-w.done:
+		return false
+	case w.in <- pl:
+		return true
+	}
+}
+
+// close waits for the queued layers and returns the writer's error.
+func (w *layerWriter) close() error {
+	close(w.in)
+	<-w.done
+	return w.err
+}
+
+// applyResult is the ApplyResult of a layer at commit on the head.
+func (s *stacker) applyResult(lp *loadedProposal, files []patch.FileResult, commit, tree gitstore.Hash) ApplyResult {
+	q := lp.state
+	st := &s.r.State
+	ar := ApplyResult{RunID: st.RunID, WaveID: st.WaveID, StackPlanID: st.Plan.StackPlanID, Position: s.position(q), ProposalID: q.ProposalID,
+		DiffDigest: q.DiffDigest, BaseRef: q.BaseRef, ParentRef: s.head.String(), Applied: true, HeadRef: commit.String(), CheckpointID: commit.String(),
+		Tree: tree.String(), Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNilFiles(files), ConflictSummary: []patch.Conflict{},
+		DerivedFrom: q.DerivedFrom}
+	ar.ApplyResultID = applyResultID(ar, q.Attempts)
+	return ar
 }
 
 // recordApplied writes the ApplyResult of a layer whose checkpoint the ref
 // already points at, and its event.
 func (s *stacker) recordApplied(lp *loadedProposal, files []patch.FileResult, commit, tree gitstore.Hash, recovered bool) (AppliedOutcome, error) {
-	q := lp.state
-	st := &s.r.State
-	pos := s.position(q)
-	parent := s.head.String()
-	ar := ApplyResult{RunID: st.RunID, WaveID: st.WaveID, StackPlanID: st.Plan.StackPlanID, Position: pos, ProposalID: q.ProposalID,
-		DiffDigest: q.DiffDigest, BaseRef: q.BaseRef, ParentRef: parent, Applied: true, HeadRef: commit.String(), CheckpointID: commit.String(),
-		Tree: tree.String(), Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNilFiles(files), ConflictSummary: []patch.Conflict{},
-		DerivedFrom: q.DerivedFrom}
-	ar.ApplyResultID = applyResultID(ar, q.Attempts)
+	ar := s.applyResult(lp, files, commit, tree)
 	digest, rel, err := s.writeApplyResult(ar)
 	if err != nil {
 		return AppliedOutcome{}, err
 	}
-	_, err = s.r.Record(TopicProposalApplied, s.opts.CreatedAt, ProposalAppliedPayload{ProposalID: q.ProposalID, DiffDigest: q.DiffDigest,
-		StackPlanID: ar.StackPlanID, Position: pos, ParentRef: parent, HeadRef: ar.HeadRef, CheckpointID: ar.CheckpointID, Tree: ar.Tree,
+	return s.recordEvent(lp, ar, digest, rel, recovered)
+}
+
+// recordEvent records stack.proposal.applied for ar and makes its
+// checkpoint the head.
+func (s *stacker) recordEvent(lp *loadedProposal, ar ApplyResult, digest, rel string, recovered bool) (AppliedOutcome, error) {
+	q := lp.state
+	_, err := s.r.Record(TopicProposalApplied, s.opts.CreatedAt, ProposalAppliedPayload{ProposalID: q.ProposalID, DiffDigest: q.DiffDigest,
+		StackPlanID: ar.StackPlanID, Position: ar.Position, ParentRef: ar.ParentRef, HeadRef: ar.HeadRef, CheckpointID: ar.CheckpointID, Tree: ar.Tree,
 		Mode: ar.Mode, ApplyResultID: ar.ApplyResultID, Path: rel, ArtifactDigest: digest, Recovered: recovered})
 	if err != nil {
 		return AppliedOutcome{}, err
 	}
+	commit, _ := gitstore.ParseHash(ar.CheckpointID)
+	tree, _ := gitstore.ParseHash(ar.Tree)
 	s.head, s.headTree = commit, tree
-	return AppliedOutcome{ProposalID: q.ProposalID, DerivedFrom: q.DerivedFrom, Position: pos, CheckpointID: ar.CheckpointID, Tree: ar.Tree,
+	return AppliedOutcome{ProposalID: q.ProposalID, DerivedFrom: q.DerivedFrom, Position: ar.Position, CheckpointID: ar.CheckpointID, Tree: ar.Tree,
 		ApplyResultID: ar.ApplyResultID}, nil
 }
 
