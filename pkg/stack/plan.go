@@ -56,6 +56,7 @@ type candidate struct {
 	score     SelectionScore
 	rank      int
 	rejection *Rejected
+	redundant bool
 }
 
 // Plan computes the StackPlan of the run's pending proposals onto the
@@ -150,7 +151,7 @@ func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (Pl
 	}
 	// Candidates: every pending proposal, loaded and checked.
 	var cs []*candidate
-	for _, id := range st.PendingProposals() {
+	for _, id := range st.PlannableProposals() {
 		lp, err := LoadProposal(repo, l, st, id)
 		if err != nil {
 			return res, err
@@ -173,9 +174,11 @@ func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (Pl
 		pid := c.lp.State.PatchID
 		switch {
 		case pid != "" && applied[pid] != "":
+			c.redundant = true
 			c.rejection = &Rejected{ReasonClass: ClassRedundant, ReasonCode: ReasonAlreadyApplied,
 				Detail: fmt.Sprintf("the same change (patch id %s) is already applied as %s", pid[:12], applied[pid])}
 		case pid != "" && seenPatch[pid] != "":
+			c.redundant = true
 			c.rejection = &Rejected{ReasonClass: ClassRedundant, ReasonCode: ReasonDuplicateChange,
 				Detail: fmt.Sprintf("the same change (patch id %s) as %s, which comes first in the tie-break order", pid[:12], seenPatch[pid])}
 		default:
@@ -277,8 +280,8 @@ func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (Pl
 		}
 	}
 	plan.ExpectedValidations = pol.ExpectedValidations(maxRisk)
-	for _, c := range cs { // tie-break order: redundant ones first found
-		if c.rejection != nil {
+	for _, c := range cs { // redundant ones first, in tie-break order
+		if c.redundant {
 			x := *c.rejection
 			x.ProposalID, x.DiffDigest = c.id, c.lp.State.DiffDigest
 			plan.Rejected = append(plan.Rejected, x)
@@ -302,7 +305,7 @@ func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (Pl
 	sel := SelectionDecision{RunID: st.RunID, WaveID: st.WaveID, StackPlanID: plan.StackPlanID, DeterminismSeed: seed,
 		TieBreakOrder: SelectionTieBreakOrder, Entries: []SelectionEntry{}}
 	for _, c := range cs {
-		if c.rejection != nil && c.score.ProposalID == "" {
+		if c.redundant {
 			sel.Entries = append(sel.Entries, SelectionEntry{ProposalID: c.id, TieBreak: tieBreak(c), ReasonClass: c.rejection.ReasonClass,
 				ReasonCode: c.rejection.ReasonCode, Reason: c.rejection.Detail})
 		}
