@@ -153,9 +153,9 @@ func TestPlan_TieBreaks(t *testing.T) {
 		a, b *candidate
 		less bool
 	}{
-		{mk("a", "2026-01-02T00:00:00Z", "sha256:9"), mk("b", "2026-01-01T00:00:00Z", "sha256:1"), true},  // proposal_id first
-		{mk("a", "2026-01-01T00:00:00Z", "sha256:9"), mk("a", "2026-01-02T00:00:00Z", "sha256:1"), true},  // then created_at
-		{mk("a", "2026-01-01T00:00:00Z", "sha256:1"), mk("a", "2026-01-01T00:00:00Z", "sha256:2"), true},  // then diff_digest
+		{mk("a", "2026-01-02T00:00:00Z", "sha256:9"), mk("b", "2026-01-01T00:00:00Z", "sha256:1"), true}, // proposal_id first
+		{mk("a", "2026-01-01T00:00:00Z", "sha256:9"), mk("a", "2026-01-02T00:00:00Z", "sha256:1"), true}, // then created_at
+		{mk("a", "2026-01-01T00:00:00Z", "sha256:1"), mk("a", "2026-01-01T00:00:00Z", "sha256:2"), true}, // then diff_digest
 		{mk("a", "2026-01-01T00:00:00Z", "sha256:2"), mk("a", "2026-01-01T00:00:00Z", "sha256:1"), false},
 	}
 	for i, tc := range cases {

@@ -99,7 +99,7 @@ type ProposalState struct {
 	CheckpointID   string      `json:"checkpoint_id,omitempty"`
 	ReasonCode     string      `json:"reason_code,omitempty"`
 	RejectedStage  string      `json:"rejected_stage,omitempty"` // submit is never a proposal; plan or apply
-	Attempts       int         `json:"attempts"` // failed applies
+	Attempts       int         `json:"attempts"`                 // failed applies
 	SubmittedSeq   int64       `json:"submitted_sequence"`
 }
 
