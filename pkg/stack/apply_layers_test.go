@@ -18,9 +18,9 @@ import (
 
 var testAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// fixture is a repository with a run initialized at its base and a way to
+// afix is a repository with a run initialized at its base and a way to
 // turn worktree edits into proposals.
-type fixture struct {
+type afix struct {
 	t    *testing.T
 	git  *gittest.Repo
 	repo *gitstore.Repo
@@ -36,7 +36,7 @@ func lines(prefix string, n int) string {
 	return b.String()
 }
 
-func newFixture(t *testing.T, files map[string]string) *fixture {
+func newAfix(t *testing.T, files map[string]string) *afix {
 	t.Helper()
 	g := gittest.New(t)
 	g.Write(files)
@@ -46,7 +46,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { repo.Close() })
-	f := &fixture{t: t, git: g, repo: repo, l: NewLayout(filepath.Join(t.TempDir(), "runs"), "r1"), base: base}
+	f := &afix{t: t, git: g, repo: repo, l: NewLayout(filepath.Join(t.TempDir(), "runs"), "r1"), base: base}
 	if _, err := Init(repo, f.l, InitOptions{Base: base, CreatedAt: testAt, Producer: "test"}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 }
 
 // diff edits the worktree, returns git's diff and restores the base.
-func (f *fixture) diff(edits map[string]string) string {
+func (f *afix) diff(edits map[string]string) string {
 	f.t.Helper()
 	f.git.Write(edits)
 	d := f.git.Git("diff", "--full-index") + "\n"
@@ -62,7 +62,7 @@ func (f *fixture) diff(edits map[string]string) string {
 	return d
 }
 
-func (f *fixture) open() *Run {
+func (f *afix) open() *Run {
 	f.t.Helper()
 	r, err := OpenRun(f.l, false)
 	if err != nil {
@@ -72,7 +72,7 @@ func (f *fixture) open() *Run {
 }
 
 // propose records a submitted proposal with diff (as submit would).
-func (f *fixture) propose(r *Run, id, diff, atomicity string, touched ...string) {
+func (f *afix) propose(r *Run, id, diff, atomicity string, touched ...string) {
 	f.t.Helper()
 	st := r.State
 	p := PatchProposal{ProposalID: id, BaseRef: st.BaseRef, BaseTreeHash: st.BaseTreeHash, DiffCanonicalization: DiffCanonicalization,
@@ -95,7 +95,7 @@ func (f *fixture) propose(r *Run, id, diff, atomicity string, touched ...string)
 	}
 }
 
-func (f *fixture) plan(r *Run, ids ...string) {
+func (f *afix) plan(r *Run, ids ...string) {
 	f.t.Helper()
 	sp := StackPlan{StackPlanID: "plan-test", RunID: r.State.RunID, WaveID: r.State.WaveID, BaseRef: r.State.BaseRef, StartRef: r.State.IntegrationHead}
 	doc, h, err := Seal(NewHeader(KindStackPlan, sp.StackPlanID, sp.RunID, sp.WaveID, sp.BaseRef, testAt, "test"), sp, nil)
@@ -114,12 +114,12 @@ func (f *fixture) plan(r *Run, ids ...string) {
 	}
 }
 
-func (f *fixture) applyOpts() ApplyOptions {
+func (f *afix) applyOpts() ApplyOptions {
 	sig := gitstore.Signature{Name: "dome", Email: "dome@localhost"}
 	return ApplyOptions{CreatedAt: testAt, Producer: "test", Author: sig, Committer: sig}
 }
 
-func (f *fixture) ref() gitstore.Hash {
+func (f *afix) ref() gitstore.Hash {
 	f.t.Helper()
 	h, err := f.repo.Ref(IntegrationRef(f.l.RunID))
 	if err != nil {
@@ -128,7 +128,7 @@ func (f *fixture) ref() gitstore.Hash {
 	return h
 }
 
-func (f *fixture) replayEqual() {
+func (f *afix) replayEqual() {
 	f.t.Helper()
 	res, err := Replay(f.l)
 	if err != nil || !res.Equal {
@@ -139,12 +139,12 @@ func (f *fixture) replayEqual() {
 	}
 }
 
-func baseFiles() map[string]string {
+func afixFiles() map[string]string {
 	return map[string]string{"a.txt": lines("a", 30), "b.txt": lines("b", 30), "c.txt": lines("c", 30)}
 }
 
 func TestApplyPlan_Layers(t *testing.T) {
-	f := newFixture(t, baseFiles())
+	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": strings.Replace(lines("a", 30), "a line k", "A LINE K", 1)})
 	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
 	pc := f.diff(map[string]string{"c.txt": "new c\n" + lines("c", 30)})
@@ -224,7 +224,7 @@ func mustHash(t *testing.T, s string) gitstore.Hash {
 }
 
 func TestApplyPlan_ReorderThenDrop(t *testing.T) {
-	f := newFixture(t, baseFiles())
+	f := newAfix(t, afixFiles())
 	a := lines("a", 30)
 	p1 := f.diff(map[string]string{"a.txt": strings.Replace(a, "a line k", "FIRST", 1)})
 	pConflict := f.diff(map[string]string{"a.txt": strings.Replace(a, "a line k", "SECOND", 1)})
@@ -273,7 +273,7 @@ func TestApplyPlan_ReorderThenDrop(t *testing.T) {
 }
 
 func TestReconcile_RecoversACheckpointWithoutItsEvent(t *testing.T) {
-	f := newFixture(t, baseFiles())
+	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
 	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
 	r := f.open()
@@ -355,7 +355,7 @@ func TestReconcile_RecoversACheckpointWithoutItsEvent(t *testing.T) {
 }
 
 func TestApplyPlan_SplitByFileAndHunk(t *testing.T) {
-	f := newFixture(t, baseFiles())
+	f := newAfix(t, afixFiles())
 	a := lines("a", 30)
 	first := f.diff(map[string]string{"a.txt": strings.Replace(strings.Replace(a, "a line c", "FIRST-C", 1), "a line x", "FIRST-X", 1)})
 	// conflicts on a.txt with first, applies on b.txt
@@ -394,7 +394,7 @@ func TestApplyPlan_SplitByFileAndHunk(t *testing.T) {
 		t.Errorf("parent %+v", st.Proposals["byfile"])
 	}
 	// with atomic_proposal as the cap nothing is split
-	f2 := newFixture(t, baseFiles())
+	f2 := newAfix(t, afixFiles())
 	r = f2.open()
 	f2.propose(r, "first", first, AtomicProposal, "a.txt")
 	f2.propose(r, "byfile", byFile, AtomicFile, "a.txt", "b.txt")

@@ -32,8 +32,6 @@ type PromoteResult struct {
 	Reconciled ReconcileReport   `json:"reconciled"`
 }
 
-var riskRank = map[string]int{RiskLow: 0, RiskMedium: 1, RiskHigh: 2}
-
 // Promote fast-forwards the target ref to the integration head, by
 // compare-and-swap, only on the complete evidence chain of seed section 8:
 // the StackPlan of every layer, an ApplyResult for every applied proposal
@@ -154,7 +152,7 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) {
 	for _, layer := range st.Applied {
 		q := st.Proposals[layer.ProposalID]
 		if q != nil {
-			if riskRank[q.Risk.Class] > riskRank[d.RiskClass] {
+			if riskRank(q.Risk.Class) > riskRank(d.RiskClass) {
 				d.RiskClass = q.Risk.Class
 			}
 			split = split || q.DerivedFrom != ""
@@ -226,11 +224,4 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) {
 		}
 	}
 	sort.SliceStable(d.Evidence, func(i, j int) bool { return d.Evidence[i].Kind < d.Evidence[j].Kind })
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }

@@ -33,7 +33,7 @@ func testPolicy(t *testing.T) *Policy {
 }
 
 func TestValidatePromote(t *testing.T) {
-	f := newFixture(t, baseFiles())
+	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
 	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
 	r := f.open()
@@ -94,7 +94,7 @@ func TestValidatePromote(t *testing.T) {
 }
 
 func TestRollbackReapplyAdvance(t *testing.T) {
-	f := newFixture(t, baseFiles())
+	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
 	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
 	pc := f.diff(map[string]string{"c.txt": lines("c", 31)})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -135,11 +136,12 @@ func unknownKeys(m map[string]json.RawMessage, known map[string]bool) []string {
 	return out
 }
 
-// proposalSchema compiles the embedded PatchProposal schema.
-func proposalSchema() *schemaval.Schema {
+// proposalSchema is the embedded PatchProposal schema, compiled on first
+// use (a read-only value afterwards).
+var proposalSchema = sync.OnceValue(func() *schemaval.Schema {
 	b, _ := policyFS.ReadFile("schemas/patch_proposal.schema.json")
 	return schemaval.MustCompile("patch_proposal.schema.json", b)
-}
+})
 
 // ProposalSchemaJSON returns the embedded JSON Schema of a PatchProposal
 // payload.

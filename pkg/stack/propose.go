@@ -38,6 +38,7 @@ type ProposeOptions struct {
 	Worker         WorkerRunMeta // run_id and wave_id are filled in
 	IdempotencyKey string        // "" derives one from the worker and the diff
 	UseDiffRef     bool          // keep the diff as a blob (diff_ref) instead of inline
+	AssumeBaseTree string        // record this base_tree_hash unchecked (to test the coordinator's check)
 	Policy         *Policy       // for the declared risk
 	CreatedAt      time.Time
 	Producer       string
@@ -102,6 +103,9 @@ func Propose(repo *gitstore.Repo, opts ProposeOptions) (ProposeResult, error) {
 		DiffDigest: canonical.Digest(canon), TouchedFiles: facts.Touched, IntentTags: nonNil(tags), Risk: facts.Risk,
 		HunkFingerprints: patch.Fingerprints(p, opts.BaseRef), DeclaredConstraints: c, WorkerRunMeta: w,
 		IdempotencyKey: opts.IdempotencyKey,
+	}
+	if opts.AssumeBaseTree != "" {
+		pp.BaseTreeHash = opts.AssumeBaseTree
 	}
 	if pp.HunkFingerprints == nil {
 		pp.HunkFingerprints = []patch.Fingerprint{}

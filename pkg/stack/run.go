@@ -25,8 +25,8 @@ type Run struct {
 	State  State
 	log    *ledger.Log
 
-	deferState bool // Record leaves state.json to FlushState (see DeferState)
-	stateDirty bool
+	deferState bool // DeferState: state.json is written by FlushState or Close
+	dirty      bool // events recorded since state.json was last written
 }
 
 // ErrNoRun is returned when a run has no events (it was never initialized).
@@ -83,8 +83,39 @@ func runNotFound(l Layout) error {
 		Hint: "start it with dome stack init --run " + l.RunID + " --base SHA", Err: ErrNoRun}
 }
 
-// Close releases the writer lock.
-func (r *Run) Close() error { return r.log.Close() }
+// Close writes state.json if DeferState left it behind, and releases the
+// writer lock.
+func (r *Run) Close() error {
+	err := r.FlushState()
+	if cerr := r.log.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// DeferState makes Record stop writing state.json after every event; the
+// next FlushState or Close writes it once. A loop that records many events
+// (apply of a long plan) pays for the state (O(size of the run)) once
+// instead of per event. A crash in between leaves state.json behind the
+// events, which the next OpenRun rewrites (and replay reports until then).
+func (r *Run) DeferState() { r.deferState = true }
+
+// FlushState writes state.json if events were recorded since it was last
+// written.
+func (r *Run) FlushState() error {
+	if !r.dirty {
+		return nil
+	}
+	data, err := r.State.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := ledger.WriteFileDurable(r.Layout.StatePath(), data); err != nil {
+		return fmt.Errorf("write %s: %w", r.Layout.StatePath(), err)
+	}
+	r.dirty = false
+	return nil
+}
 
 // Record appends an event: it builds the envelope, folds it into the state
 // (refusing an event that does not fold, before anything is written),
@@ -107,18 +138,11 @@ func (r *Run) Record(topic string, ts time.Time, payload any) (ledger.Event, err
 		return e, err
 	}
 	r.State = next
+	r.dirty = true
 	if r.deferState {
-		r.stateDirty = true
 		return e, nil
 	}
-	data, err := r.State.Marshal()
-	if err != nil {
-		return e, err
-	}
-	if err := ledger.WriteFileDurable(r.Layout.StatePath(), data); err != nil {
-		return e, fmt.Errorf("write %s: %w", r.Layout.StatePath(), err)
-	}
-	return e, nil
+	return e, r.FlushState()
 }
 
 // WriteArtifact writes a sealed artifact document to path (durably) and

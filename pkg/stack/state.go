@@ -27,9 +27,15 @@ const (
 	StatusSuperseded = "superseded"  // its wave ended before it was applied
 )
 
-// pending reports whether a proposal in status s may still be planned.
+// pending reports whether a proposal in status s may still be applied.
 func pending(s string) bool {
 	return s == StatusSubmitted || s == StatusPlanned || s == StatusDeferred || s == StatusRolledBack
+}
+
+// plannable reports whether a plan considers q: pending, or rejected by an
+// earlier plan (plan rejections are provisional: every plan decides again).
+func plannable(q *ProposalState) bool {
+	return pending(q.Status) || q.Status == StatusRejected && q.RejectedStage == StagePlan
 }
 
 // State is what the events of a run amount to. It is written to state.json
@@ -92,7 +98,8 @@ type ProposalState struct {
 	DerivedFrom    string      `json:"derived_from,omitempty"`
 	CheckpointID   string      `json:"checkpoint_id,omitempty"`
 	ReasonCode     string      `json:"reason_code,omitempty"`
-	Attempts       int         `json:"attempts"` // failed applies
+	RejectedStage  string      `json:"rejected_stage,omitempty"` // submit is never a proposal; plan or apply
+	Attempts       int         `json:"attempts"`                 // failed applies
 	SubmittedSeq   int64       `json:"submitted_sequence"`
 }
 
@@ -463,8 +470,8 @@ func (s *State) planned(e ledger.Event) error {
 		if q == nil {
 			return fmt.Errorf("plan names unknown proposal %s", id)
 		}
-		if !pending(q.Status) {
-			return fmt.Errorf("plan names %s, which is %s", id, q.Status)
+		if !plannable(q) || q.WaveID != s.WaveID {
+			return fmt.Errorf("plan names %s, which is %s in %s", id, q.Status, q.WaveID)
 		}
 		if seen[id] {
 			return fmt.Errorf("plan names %s twice", id)
@@ -484,11 +491,12 @@ func (s *State) planned(e ledger.Event) error {
 	}
 	// Pending proposals the plan leaves out keep their status.
 	for _, id := range p.OrderedProposals {
-		s.Proposals[id].Status = StatusPlanned
+		q := s.Proposals[id]
+		q.Status, q.ReasonCode, q.RejectedStage = StatusPlanned, "", ""
 	}
 	for _, r := range p.Rejected {
 		q := s.Proposals[r.ProposalID]
-		q.Status, q.ReasonCode = StatusRejected, r.ReasonCode
+		q.Status, q.ReasonCode, q.RejectedStage = StatusRejected, r.ReasonCode, StagePlan
 		s.Rejections = append(s.Rejections, RejectionState{ProposalID: r.ProposalID, Stage: StagePlan, ReasonClass: r.ReasonClass,
 			ReasonCode: r.ReasonCode, Path: p.Path, ArtifactDigest: p.ArtifactDigest, Sequence: e.Sequence})
 	}
@@ -551,7 +559,7 @@ func (s *State) applyFailed(e ledger.Event) error {
 	case ActionReorder:
 		q.Status = StatusDeferred
 	case ActionDrop, ActionResolver, ActionHuman:
-		q.Status = StatusRejected
+		q.Status, q.RejectedStage = StatusRejected, StageApply
 		s.Rejections = append(s.Rejections, RejectionState{ProposalID: p.ProposalID, Stage: StageApply, ReasonClass: ClassConflict,
 			ReasonCode: p.ReasonCode, Detail: conflictDetail(p), Path: p.Path, ArtifactDigest: p.ArtifactDigest, Sequence: e.Sequence})
 	default:
@@ -722,6 +730,19 @@ func (s *State) PendingProposals() []string {
 	var out []string
 	for id, q := range s.Proposals {
 		if pending(q.Status) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PlannableProposals returns the ids of proposals a plan considers, sorted:
+// the pending ones and those an earlier plan rejected.
+func (s *State) PlannableProposals() []string {
+	var out []string
+	for id, q := range s.Proposals {
+		if plannable(q) && q.WaveID == s.WaveID {
 			out = append(out, id)
 		}
 	}

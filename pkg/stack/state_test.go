@@ -160,3 +160,27 @@ func TestOpenRun_Locked(t *testing.T) {
 		t.Fatalf("second open: %v", err)
 	}
 }
+
+func TestRun_DeferState(t *testing.T) {
+	l := NewLayout(t.TempDir(), "r1")
+	r, err := OpenRun(l, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.DeferState()
+	if _, err := r.Record(TopicInitialized, ts0, initPayload()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Record(TopicProposalSubmitted, ts0, submitted("p1", "k1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(l.StatePath()); !os.IsNotExist(err) {
+		t.Fatalf("state.json written while deferred: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Replay(l); err != nil || !res.Equal || res.Sequence != 2 {
+		t.Fatalf("replay after Close: %+v %v", res, err)
+	}
+}

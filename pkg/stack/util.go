@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 )
 
 // strictUnmarshal decodes data into v refusing unknown members and trailing
@@ -19,3 +20,5 @@ func strictUnmarshal(data []byte, v any) error {
 	}
 	return nil
 }
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -19,6 +19,7 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackInitCommand(env),
 			newStackProposeCommand(env),
 			newStackSubmitCommand(env),
+			newStackPlanCommand(env),
 			newStackStatusCommand(env),
 			newStackReplayCommand(env),
 			newStackApplyCommand(env),

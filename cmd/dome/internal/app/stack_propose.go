@@ -23,6 +23,7 @@ type stackProposeOptions struct {
 	IdempotencyKey      string
 	Constraints         stack.DeclaredConstraints
 	DiffRef             bool
+	AssumeBaseTree      string
 	SignKey, KID        string
 	Out                 string
 	CreatedAt           string
@@ -57,6 +58,7 @@ func newStackProposeCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "sign-key", Usage: "sign with the Ed25519 private key `FILE` (dome keygen)"},
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` of --sign-key (default: the file name without .key)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the proposal to `FILE` (default: stdout)"},
+			&cli.StringFlag{Name: "assume-base-tree", Usage: "record `TREE` as base_tree_hash without computing it (to test a coordinator's verification)"},
 		),
 		Action: func(c *cli.Context) error {
 			repo, err := openRepo(c.Context, env, c)
@@ -87,7 +89,7 @@ func newStackProposeCommand(env *Env) *cli.Command {
 				IdempotencyKey: c.String("idempotency-key"),
 				Constraints: stack.DeclaredConstraints{Atomicity: c.String("atomicity"), NoDeps: c.Bool("no-deps"), NoAPIChange: c.Bool("no-api-change"),
 					CriticalPath: c.Bool("critical-path")},
-				DiffRef: c.Bool("diff-ref"), SignKey: c.String("sign-key"), KID: c.String("kid"), Out: c.String("out"),
+				DiffRef: c.Bool("diff-ref"), AssumeBaseTree: c.String("assume-base-tree"), SignKey: c.String("sign-key"), KID: c.String("kid"), Out: c.String("out"),
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
@@ -128,7 +130,7 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		return err
 	}
 	po := stack.ProposeOptions{RunID: l.RunID, WaveID: wave, BaseRef: base, ProposalID: opts.ID, IntentTags: opts.Intents,
-		Constraints: opts.Constraints, Worker: opts.Worker, IdempotencyKey: opts.IdempotencyKey, UseDiffRef: opts.DiffRef,
+		Constraints: opts.Constraints, Worker: opts.Worker, IdempotencyKey: opts.IdempotencyKey, UseDiffRef: opts.DiffRef, AssumeBaseTree: opts.AssumeBaseTree,
 		Policy: policy, CreatedAt: at, Producer: producer("stack propose")}
 	if opts.FromWorktree != "" {
 		dir := absPath(env, opts.FromWorktree)

@@ -90,6 +90,7 @@ func runStackSubmit(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 		return err
 	}
 	defer run.Close()
+	run.DeferState() // one state.json write for the whole batch
 	out := stackSubmitOutput{RunID: l.RunID, WaveID: run.State.WaveID, Outcomes: []stack.SubmitOutcome{}}
 	rejected := 0
 	for i, p := range opts.Proposals {
@@ -104,6 +105,9 @@ func runStackSubmit(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 		if !opts.JSON && !opts.Quiet {
 			printSubmitOutcome(env, o)
 		}
+	}
+	if err := run.FlushState(); err != nil {
+		return err
 	}
 	if opts.JSON {
 		if err := writeJSON(env.Stdout, out); err != nil {
