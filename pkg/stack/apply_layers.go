@@ -114,7 +114,7 @@ func newStacker(repo *gitstore.Repo, r *Run, opts ApplyOptions) (*stacker, error
 		return nil, err
 	}
 	opts.Author.When, opts.Committer.When = opts.CreatedAt, opts.CreatedAt
-	s := &stacker{repo: repo, r: r, opts: opts, store: patch.NewRepoStore(repo), cache: newProposalCache(repo, r.Layout),
+	s := &stacker{repo: repo, r: r, opts: opts, store: patch.NewRepoStore(repo), cache: newProposalCache(repo, r.Layout, &r.State),
 		threeWay: opts.ThreeWay || opts.Policy.Apply.ThreeWay, ref: IntegrationRef(r.Layout.RunID)}
 	if err := s.setHead(r.State.IntegrationHead); err != nil {
 		return nil, err
@@ -189,9 +189,14 @@ func (s *stacker) run() (*ApplyReport, error) {
 		moved := false
 		// Layers are computed here (apply, objects, checkpoint commit) while
 		// a writer moves the ref and records the previous ones, in order.
-		props := make([]*ProposalState, len(queue))
+		// loaded before the writer starts: it owns the state until closed
+		lps := make([]*loadedProposal, len(queue))
 		for i, id := range queue {
-			props[i] = st.Proposals[id]
+			lp, err := s.cache.get(st.Proposals[id])
+			if err != nil {
+				return rep, err
+			}
+			lps[i] = lp
 		}
 		ci := CheckpointInfo{RunID: st.RunID, WaveID: st.WaveID}
 		tipHead, tipTree := s.head, s.headTree
@@ -199,12 +204,7 @@ func (s *stacker) run() (*ApplyReport, error) {
 			rep.Applied = append(rep.Applied, out)
 			progress(out.ProposalID, "applied")
 		})
-		for _, q := range props {
-			lp, err := s.cache.get(q)
-			if err != nil {
-				w.close()
-				return rep, err
-			}
+		for _, lp := range lps {
 			res, conflicts, err := s.tryOn(lp, tipTree, patch.PartialNone)
 			if err != nil {
 				w.close()
