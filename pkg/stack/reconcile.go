@@ -46,6 +46,11 @@ func Reconcile(repo *gitstore.Repo, r *Run, opts ApplyOptions) (ReconcileReport,
 func (s *stacker) reconcile() (ReconcileReport, error) {
 	rep := ReconcileReport{Recovered: []string{}}
 	st := &s.r.State
+	// The run's writer lock (held since OpenRun) means no other dome
+	// updates this ref: a ref lock file is what a killed writer left.
+	if _, err := s.repo.RemoveRefLock(s.ref); err != nil {
+		return rep, err
+	}
 	cur, err := s.repo.Ref(s.ref)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return rep, &errkind.CheckError{Problem: fmt.Sprintf("run %s: the integration ref %s is missing (the ledger's head is %s)", st.RunID, s.ref, s.head),
