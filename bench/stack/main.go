@@ -17,6 +17,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/dome-registry/dome/pkg/stack"
 )
 
 func main() {
@@ -161,16 +163,63 @@ func gitLoop(wt, base string, patches []string, want string) (time.Duration, []t
 	return total, layers
 }
 
-// domeStack runs the coordinator: init, propose, submit and plan untimed,
-// then apply timed. It returns false (and says why) when this dome has no
-// "stack apply" yet.
-func domeStack(dome, repo, work, base string, patches []string, want string) (time.Duration, bool) {
+// domeStack runs the coordinator: init, propose (in this process, as
+// workers would, with pkg/stack.Propose), submit and plan untimed, then
+// "dome stack apply" timed. It returns false (and says why) when this dome
+// has no "stack apply" yet.
+func domeStack(dome, repoDir, work, base string, patches []string, want string) (time.Duration, bool) {
 	if err := exec.Command(dome, "stack", "apply", "--help").Run(); err != nil {
 		fmt.Println("dome: skipped (this dome has no \"stack apply\")")
 		return 0, false
 	}
-	fmt.Println("dome: stack apply not wired into the benchmark yet")
-	return 0, false
+	ops := filepath.Join(work, "ops")
+	common := []string{"--repo", repoDir, "--ops", ops, "--run", "bench"}
+	stackCmd := func(verb string, args ...string) string {
+		return run(work, dome, nil, append(append([]string{"stack", verb}, common...), args...)...)
+	}
+	stackCmd("init", "--base", base)
+	repo, err := gitstore.Open(repoDir)
+	must(err)
+	pdir := filepath.Join(work, "proposals")
+	must(os.MkdirAll(pdir, 0o755))
+	var props []string
+	at := time.Unix(1767322800, 0).UTC()
+	for i, p := range patches {
+		diff, err := os.ReadFile(p)
+		must(err)
+		res, err := stack.Propose(repo, stack.ProposeOptions{RunID: "bench", WaveID: stack.WaveIDFor(1), BaseRef: base, Diff: diff, DiffSource: p,
+			ProposalID: fmt.Sprintf("p%04d", i), Worker: stack.WorkerRunMeta{WorkerID: fmt.Sprintf("w%04d", i)}, CreatedAt: at, Producer: "bench/stack"})
+		must(err)
+		out := filepath.Join(pdir, fmt.Sprintf("p%04d.json", i))
+		must(os.WriteFile(out, res.Doc, 0o644))
+		props = append(props, out)
+	}
+	repo.Close()
+	prep := timeIt(func() {
+		stackCmd("submit", props...)
+		stackCmd("plan")
+	})
+	fmt.Printf("dome: %d proposals submitted and planned in %s (not timed below)\n", len(props), msf(prep))
+	var out string
+	d := timeIt(func() { out = stackCmd("apply", "--json") })
+	var rep struct {
+		Applied  []json.RawMessage `json:"applied"`
+		Rejected []json.RawMessage `json:"rejected"`
+		Tree     string            `json:"tree"`
+	}
+	must(json.Unmarshal([]byte(out), &rep))
+	if len(rep.Applied) != len(patches) || len(rep.Rejected) != 0 {
+		fail(fmt.Sprintf("dome applied %d and rejected %d of %d", len(rep.Applied), len(rep.Rejected), len(patches)))
+	}
+	if want != "" {
+		check("dome", rep.Tree, want)
+	}
+	check("dome ref", tree(repoDir, stack.IntegrationRef("bench")), rep.Tree)
+	if c := strings.TrimSpace(git(repoDir, nil, "rev-list", "--count", base+".."+stack.IntegrationRef("bench"))); c != fmt.Sprint(len(patches)) {
+		fail("dome made " + c + " checkpoint commits")
+	}
+	stackCmd("replay")
+	return d, true
 }
 
 func tree(dir, rev string) string {
