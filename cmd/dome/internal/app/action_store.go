@@ -11,6 +11,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/action/actiongit"
+	"github.com/dome-registry/dome/pkg/action/actionpg"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/urfave/cli/v2"
@@ -22,7 +23,9 @@ import (
 //	                    else the repository containing the working directory) on
 //	                    BRANCH (default actions, i.e. refs/heads/actions)
 //	#BRANCH             the same with the default repository
-//	postgres://...      the PostgreSQL store (also postgresql://)
+//	postgres://...      the PostgreSQL store (also postgresql:// and the seed's
+//	                    postgresql+psycopg://)
+//	postgres            the PostgreSQL store at $DATABASE_URL
 const actionStoreHint = "give --store git:PATH[#BRANCH] (a local repository; default: --repo or the working directory, branch actions) or --store postgres://USER@HOST/DB"
 
 // actionStoreFlag is the --store flag of the action commands.
@@ -48,8 +51,10 @@ func parseActionStoreURL(u string) (actionStoreSpec, error) {
 	switch {
 	case u == "":
 		return actionStoreSpec{Kind: "git"}, nil
-	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+	case actionpg.IsURL(u):
 		return actionStoreSpec{Kind: "postgres", URL: u}, nil
+	case u == "postgres" || u == "postgres:" || u == "postgresql":
+		return actionStoreSpec{Kind: "postgres"}, nil // $DATABASE_URL
 	case strings.HasPrefix(u, "git:"), strings.HasPrefix(u, "#"):
 		rest := strings.TrimPrefix(u, "git:")
 		path, branch, _ := strings.Cut(rest, "#")
@@ -82,9 +87,34 @@ func openActionStoreFor(ctx context.Context, env *Env, storeURL, repoFlag string
 	}
 	switch spec.Kind {
 	case "postgres":
-		return nil, &errkind.InputError{Source: "--store", Problem: "the PostgreSQL action store is not built into this dome yet", Hint: "use a git store: --store git:PATH[#BRANCH]"}
+		return openPostgresActionStore(ctx, env, spec)
 	}
 	return openGitActionStore(ctx, env, spec, repoFlag, create)
+}
+
+// openPostgresActionStore connects to the PostgreSQL store (--store URL, or
+// $DATABASE_URL for --store postgres) and applies its migrations. A
+// DATABASE_URL alone never selects it: dome creates tables where it is
+// pointed, so it must be pointed on purpose.
+func openPostgresActionStore(ctx context.Context, env *Env, spec actionStoreSpec) (*actionpg.Store, error) {
+	url, source := spec.URL, "--store"
+	if url == "" {
+		url, source = env.Getenv(actionpg.EnvDatabaseURL), "$"+actionpg.EnvDatabaseURL
+		if url == "" {
+			return nil, &errkind.InputError{Source: "--store postgres", Problem: "$DATABASE_URL is not set", Hint: "set DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB, or give --store postgres://..."}
+		}
+		if !actionpg.IsURL(url) && !strings.Contains(url, "=") {
+			return nil, &errkind.InputError{Source: source, Problem: "not a PostgreSQL URL: " + actionpg.Redact(url), Hint: "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB"}
+		}
+	}
+	s, err := actionpg.Open(ctx, url)
+	if err != nil {
+		if errors.Is(err, actionpg.ErrBadURL) {
+			return nil, &errkind.InputError{Source: source, Problem: err.Error(), Err: err, Hint: "postgres://USER:PASSWORD@HOST:5432/DB"}
+		}
+		return nil, fmt.Errorf("PostgreSQL action store: %w", err)
+	}
+	return s, nil
 }
 
 func openGitActionStore(_ context.Context, env *Env, spec actionStoreSpec, repoFlag string, create bool) (*actiongit.Store, error) {
@@ -141,6 +171,9 @@ func describeStore(s action.Store) string {
 			return fmt.Sprintf("git %s (empty)", g.Branch())
 		}
 		return fmt.Sprintf("git %s at %s", g.Branch(), head.Short())
+	}
+	if p, ok := s.(*actionpg.Store); ok {
+		return p.String()
 	}
 	return "store"
 }
