@@ -41,3 +41,17 @@ run agent resolve --agents examples/hello-agent/agents.md --index-ref HEAD --loc
 # Contracts: a command in a project compiled into the contract text (catalog at HEAD).
 run contract list --ref HEAD
 run contract resolve --ref HEAD --project acme-web --command create-component --input "Button with variants" --now 2026-01-02T03:04:05Z
+# Signed action registry: publish the example actions (signed with the DEV-ONLY key) to a
+# throwaway git store, then discover, fetch, verify, lock and audit them.
+export TRUSTED_KEYS_PATH=examples/actions/keys/dev-only-insecure-1.trusted.json
+store="git:$out/actions.git"
+run action publish --store "$store" registry/actions/*/*.json
+run action publish --store "$store" registry/actions/files.move/1.0.0.json
+run action list --store "$store"
+run action show --store "$store" files.move
+run action verify --store "$store" files.move@1.1.0
+run action lock --store "$store" --out "$out/actions.lock" 'files.move@^1.0.0' 'files.read@~1.0' http.get
+cat "$out/actions.lock"
+run action lock --store "$store" --out "$out/actions.lock" --check
+run action audit --store "$store"
+unset TRUSTED_KEYS_PATH

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -98,6 +100,12 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// pgpkey NAME: write an OpenPGP key pair to NAME.key (armored
 			// private) and NAME.pub (armored public).
 			"pgpkey": pgpKey,
+			// pgdatabase: start a throwaway PostgreSQL cluster for this
+			// script (internal/pgtest; $DOME_PGTEST_URL: that server) and
+			// set $DATABASE_URL to a new database on it ($DATABASE_URL_REST:
+			// the part after "postgres://"). Guard it with
+			// [!postgres] skip, a condition that is an error when CI=true.
+			"pgdatabase": pgDatabase,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")
@@ -143,6 +151,16 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				return pyErr == nil, nil
 			case "tsc":
 				return tsc != "", nil
+			case "postgres":
+				// PostgreSQL server binaries, or a server in $DOME_PGTEST_URL.
+				if os.Getenv(pgtest.EnvURL) != "" {
+					return true, nil
+				}
+				_, err := pgtest.FindBin()
+				if err != nil && os.Getenv("CI") == "true" {
+					return false, fmt.Errorf("%v (CI=true: the PostgreSQL tests must run; .ci/run installs postgresql)", err)
+				}
+				return err == nil, nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil
@@ -186,6 +204,37 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Setenv("GITD", "git://"+addr)
+}
+
+func pgDatabase(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pgdatabase")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var c *pgtest.Cluster
+	if u := os.Getenv(pgtest.EnvURL); u != "" {
+		pu, err := url.Parse(u)
+		if err != nil {
+			ts.Fatalf("$%s: %v", pgtest.EnvURL, err)
+		}
+		c = pgtest.External(pu)
+	} else {
+		var err error
+		c, err = pgtest.Start(ctx)
+		if err != nil {
+			ts.Fatalf("%v", err)
+		}
+		ts.Defer(func() { c.Close() })
+	}
+	dbURL, drop, err := c.CreateDatabase(ctx, "script")
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	ts.Defer(func() { drop(context.Background()) })
+	ts.Setenv("DATABASE_URL", dbURL)
+	_, rest, _ := strings.Cut(dbURL, "://")
+	ts.Setenv("DATABASE_URL_REST", rest) // the URL after "postgres://"
 }
 
 func pgpKey(ts *testscript.TestScript, neg bool, args []string) {

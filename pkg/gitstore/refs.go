@@ -42,6 +42,9 @@ func (r *Repo) Head() (string, Hash, error) {
 // Ref returns the object a fully qualified ref points at, following symbolic
 // refs; ErrNotFound when it does not exist.
 func (r *Repo) Ref(name string) (Hash, error) {
+	if h, ok := r.looseRef(name); ok {
+		return h, nil
+	}
 	ref, err := storer.ResolveReference(r.storage, plumbing.ReferenceName(name))
 	if err != nil {
 		if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -50,6 +53,24 @@ func (r *Repo) Ref(name string) (Hash, error) {
 		return ZeroHash, fmt.Errorf("ref %s: %w", name, err)
 	}
 	return fromPlumbing(ref.Hash()), nil
+}
+
+// looseRef reads a branch or tag stored as a loose ref file straight from
+// disk: one open and read instead of go-git's path resolution, which matters
+// for servers that re-read a branch head on every request. Anything else
+// (packed or symbolic refs, other namespaces) is left to go-git.
+func (r *Repo) looseRef(name string) (Hash, bool) {
+	if !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") {
+		return ZeroHash, false
+	}
+	if CheckRefName(name) != nil {
+		return ZeroHash, false
+	}
+	b, err := os.ReadFile(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+	if err != nil || len(b) != 41 || b[40] != '\n' {
+		return ZeroHash, false
+	}
+	return ParseHash(string(b[:40]))
 }
 
 // Refs lists the refs whose names start with prefix ("refs/tags/", ...),

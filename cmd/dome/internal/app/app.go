@@ -120,6 +120,7 @@ func commands(env *Env) []*cli.Command {
 		newVerifyCommand(env),
 		newAgentCommand(env),
 		newContractCommand(env),
+		newActionCommand(env),
 		newStackCommand(env),
 	}
 	for _, c := range cmds {

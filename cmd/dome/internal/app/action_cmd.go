@@ -1,0 +1,41 @@
+package app
+
+import (
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/signing"
+	"github.com/urfave/cli/v2"
+)
+
+func newActionCommand(env *Env) *cli.Command {
+	keygen := newKeygenCommand(env)
+	keygen.Usage = "create an Ed25519 signing key for action documents (same as dome keygen)"
+	return &cli.Command{
+		Name:  "action",
+		Usage: "sign, publish, list, show, verify, audit and lock signed action schemas",
+		Description: `The action registry: signed action documents {"name", "version", ...} stored
+immutably by (name, version) in a git store (branch actions of --repo, or
+--store git:PATH[#BRANCH]) or a PostgreSQL store (--store postgres://...).
+Trusted keys come from --trusted FILE, $TRUSTED_KEYS_PATH or $TRUSTED_KEYS_JSON.`,
+		Subcommands: []*cli.Command{
+			keygen,
+			newActionSignCommand(env),
+			newActionPublishCommand(env),
+			newActionListCommand(env),
+			newActionShowCommand(env),
+			newActionVerifyCommand(env),
+			newActionAuditCommand(env),
+			newActionLockCommand(env),
+		},
+	}
+}
+
+// optionalTrustedKeys loads the trusted keys when any are configured, and
+// returns nil without error when none are.
+func optionalTrustedKeys(env *Env, flagValue string) (*signing.TrustedKeys, error) {
+	if flagValue == "" && env.Getenv("TRUSTED_KEYS_PATH") == "" && strings.TrimSpace(env.Getenv("TRUSTED_KEYS_JSON")) == "" {
+		return nil, nil
+	}
+	keys, _, err := loadTrustedKeys(env, flagValue)
+	return keys, err
+}

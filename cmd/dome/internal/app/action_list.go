@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/action"
+	"github.com/urfave/cli/v2"
+)
+
+func newActionListCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list the published actions with their versions and latest_version",
+		Description: `Prints every action, sorted by name, with its versions in SemVer order and its
+latest_version: the highest release, or the highest pre-release when there is no
+release. --json prints the seed's GET /actions shape:
+{"items": [{"name", "latest_version", "versions", "description"}]}.`,
+		Flags: withGlobal(actionStoreFlag()),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("action list takes no arguments")
+			}
+			store, err := actionStoreFromFlags(c, env)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			return runActionList(c.Context, env, store, globalBool(c, flagJSON))
+		},
+	}
+}
+
+// actionListing is the --json output of dome action list (GET /actions).
+type actionListing struct {
+	Items []actionListItem `json:"items"`
+}
+
+type actionListItem struct {
+	Name          string   `json:"name"`
+	LatestVersion string   `json:"latest_version"`
+	Versions      []string `json:"versions"`
+	Description   string   `json:"description,omitempty"`
+}
+
+func runActionList(ctx context.Context, env *Env, store action.Store, asJSON bool) error {
+	list, err := store.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list actions: %w", err)
+	}
+	if asJSON {
+		out := actionListing{Items: []actionListItem{}}
+		for _, s := range list {
+			out.Items = append(out.Items, actionListItem{Name: s.Name, LatestVersion: s.LatestVersion, Versions: s.Versions, Description: s.Description})
+		}
+		return writeJSON(env.Stdout, out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(env.Stderr, "no actions published in %s\n", describeStore(store))
+		return nil
+	}
+	w := table(env.Stdout)
+	fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tDESCRIPTION")
+	for _, s := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, orDash(s.LatestVersion), strings.Join(s.Versions, ","), orDash(s.Description))
+	}
+	return w.Flush()
+}
