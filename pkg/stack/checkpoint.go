@@ -66,6 +66,9 @@ func ParseCheckpoint(msg string) (CheckpointInfo, bool) {
 			continue
 		}
 		v = strings.TrimSpace(v)
+		if strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+			continue // dome writes no control characters: not its trailer
+		}
 		switch k {
 		case TrailerRunID:
 			ci.RunID = v

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +79,25 @@ func TestChain(t *testing.T) {
 			t.Errorf("IsAncestor(%s, %s) = %v %v", c.anc.Short(), c.head.Short(), got, err)
 		}
 	}
+}
+
+func FuzzParseCheckpoint(f *testing.F) {
+	f.Add(CheckpointMessage(CheckpointInfo{RunID: "r", WaveID: "wave-1", ProposalID: "p", DiffDigest: "sha256:00"}, ""))
+	f.Add("subject\n\nDome-Run-Id: r\nDome-Proposal-Id: \n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, msg string) {
+		ci, ok := ParseCheckpoint(msg)
+		if !ok {
+			return
+		}
+		for _, v := range []string{ci.RunID, ci.WaveID, ci.ProposalID, ci.ParentProposalID, ci.DiffDigest} {
+			if strings.ContainsAny(v, "\n\r") || v != strings.TrimSpace(v) {
+				t.Fatalf("value %q keeps whitespace", v)
+			}
+		}
+		// what dome writes from it reads back the same
+		if got, ok := ParseCheckpoint(CheckpointMessage(ci, "")); !ok || got != ci {
+			t.Fatalf("round trip of %+v gave %+v %v", ci, got, ok)
+		}
+	})
 }
