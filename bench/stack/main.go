@@ -98,7 +98,12 @@ func main() {
 	fmt.Printf("%-58s | %10s | %10s | %8s | %10s\n",
 		fmt.Sprintf("%d proposals onto %d files, checkpoint commit each", len(patches), l.files), row(domeT), row(gitT), ratio, row(floorT))
 	if len(gitLayers) > 0 {
-		fmt.Printf("git CLI layers: median %s, p95 %s (git apply --index + git commit)\n", msf(pct(gitLayers, 50)), msf(pct(gitLayers, 95)))
+		med := pct(gitLayers, 50)
+		fmt.Printf("git CLI layers: median %s, p95 %s (git apply --index + git commit)", msf(med), msf(pct(gitLayers, 95)))
+		if domeT > 0 {
+			fmt.Printf("; git median / dome mean: %.1fx", float64(med)*float64(len(patches))/float64(domeT))
+		}
+		fmt.Println()
 	}
 	fmt.Printf("totals: dome apply %s, git loop %s, floor %s; final trees equal %s\n", msf(domeT), msf(gitT), msf(floorT), short(want))
 	fmt.Println("floor: pkg/patch.Apply + gitstore.WriteCommit one layer after the other in one goroutine; dome writes a layer's objects")
