@@ -337,11 +337,19 @@ type CommandResult struct {
 	DurationMS   int64    `json:"duration_ms"`
 	OutputDigest string   `json:"output_digest"`
 	OutputTail   string   `json:"output_tail"`
+	// added by stack validate: each stream's digest (output_digest is
+	// both as they arrived), the time limit, and why a command did not
+	// run to its end
+	StdoutDigest string `json:"stdout_digest,omitempty"`
+	StderrDigest string `json:"stderr_digest,omitempty"`
+	TimeLimitMS  int64  `json:"time_limit_ms,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // Environment identifies where validation ran.
 type Environment struct {
-	Tools       map[string]string `json:"tools"` // name -> version
+	Tools       map[string]string `json:"tools"`                  // name -> version
+	ToolDigests map[string]string `json:"tool_digests,omitempty"` // name -> sha256 of the binary
 	ImageDigest string            `json:"image_digest,omitempty"`
 	OS          string            `json:"os"`
 	Arch        string            `json:"arch"`

@@ -22,6 +22,11 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackPlanCommand(env),
 			newStackStatusCommand(env),
 			newStackReplayCommand(env),
+			newStackApplyCommand(env),
+			newStackValidateCommand(env),
+			newStackRollbackCommand(env),
+			newStackAdvanceCommand(env),
+			newStackPromoteCommand(env),
 		},
 	}
 }
