@@ -81,7 +81,13 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 	if st.Plan != nil {
 		d.StackPlanID = st.Plan.StackPlanID
 	}
-	s.evidence(&d, r.log.Events())
+	gate := s.evidence(&d, r.log.Events())
+	gateRef, err := s.recordGate(gate, st.Sequence+1)
+	if err != nil {
+		return res, err
+	}
+	d.Evidence = append(d.Evidence, gateRef)
+	sort.SliceStable(d.Evidence, func(i, j int) bool { return d.Evidence[i].Kind < d.Evidence[j].Kind })
 	if !old.IsZero() {
 		if ok, err := IsAncestor(repo, old, head, maxChain); err != nil {
 			return res, err
@@ -127,8 +133,15 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 
 // evidence fills d's risk class, required tiers, evidence and what is
 // missing from the state, the events and the files of the run.
-func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) {
+//
+// It also returns the gate decision over the validation reports of the
+// required tiers (the seed's gate/gate.decision.json): passed when every
+// required tier has a passing, intact report on the head, with a reason
+// code per tier that does not (validation_missing:<tier>,
+// validation_failed:<tier>, validation_evidence_mismatch:<tier>).
+func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) GateDecision {
 	st := &s.r.State
+	gate := GateDecision{RunID: st.RunID, HeadRef: d.FromHeadRef, ReasonCodes: []string{}, ReportIDs: []string{}}
 	l := s.r.Layout
 	present := func(rel, digest string) bool {
 		b, err := os.ReadFile(l.Abs(rel))
@@ -209,12 +222,18 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) {
 		switch {
 		case last == nil:
 			d.Missing = append(d.Missing, fmt.Sprintf("ValidationReport: tier %s has not run on the head %s", t, short(d.FromHeadRef)))
+			gate.ReasonCodes = append(gate.ReasonCodes, "validation_missing:"+t)
 		case !last.Passed:
 			d.Missing = append(d.Missing, fmt.Sprintf("ValidationReport: tier %s failed on the head %s (%s)", t, short(d.FromHeadRef), last.ReportID))
+			gate.ReasonCodes = append(gate.ReasonCodes, "validation_failed:"+t)
+			gate.ReportIDs = append(gate.ReportIDs, last.ReportID)
 		case !present(last.Path, last.ArtifactDigest):
 			d.Missing = append(d.Missing, fmt.Sprintf("ValidationReport %s: %s is missing or does not match the ledger", last.ReportID, last.Path))
+			gate.ReasonCodes = append(gate.ReasonCodes, "validation_evidence_mismatch:"+t)
+			gate.ReportIDs = append(gate.ReportIDs, last.ReportID)
 		default:
 			d.Evidence = append(d.Evidence, EvidenceRef{Kind: KindValidationReport, ID: last.ReportID, Digest: last.ArtifactDigest, Path: last.Path})
+			gate.ReportIDs = append(gate.ReportIDs, last.ReportID)
 		}
 	}
 	if s.opts.Policy.Promotion.HumanApproval[d.RiskClass] {
@@ -224,4 +243,32 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) {
 		}
 	}
 	sort.SliceStable(d.Evidence, func(i, j int) bool { return d.Evidence[i].Kind < d.Evidence[j].Kind })
+	gate.Passed = len(gate.ReasonCodes) == 0
+	return gate
+}
+
+// recordGate seals gate, writes it as gate/<gate_id>.gate_decision.json and
+// as the seed's gate/gate.decision.json (the latest), and records
+// gate.computed. It returns the evidence reference for the promotion.
+func (s *stacker) recordGate(gate GateDecision, sequence int64) (EvidenceRef, error) {
+	r := s.r
+	b, _ := canonical.Marshal(map[string]any{"run_id": gate.RunID, "head_ref": gate.HeadRef, "sequence": sequence})
+	gate.GateID = "gate-" + canonical.Digest(b)[len("sha256:"):][:16]
+	doc, _, err := Seal(NewHeader(KindGateDecision, gate.GateID, r.State.RunID, r.State.WaveID, gate.HeadRef, s.opts.CreatedAt, s.opts.Producer), gate, nil)
+	if err != nil {
+		return EvidenceRef{}, err
+	}
+	path := filepath.Join(filepath.Dir(r.Layout.GateDecisionPath()), gate.GateID+".gate_decision.json")
+	digest, rel, err := r.WriteArtifact(path, doc)
+	if err != nil {
+		return EvidenceRef{}, err
+	}
+	if _, _, err := r.WriteArtifact(r.Layout.GateDecisionPath(), doc); err != nil {
+		return EvidenceRef{}, err
+	}
+	if _, err := r.Record(TopicGateComputed, s.opts.CreatedAt, GateComputedPayload{GateID: gate.GateID, HeadRef: gate.HeadRef, Passed: gate.Passed,
+		ReasonCodes: gate.ReasonCodes, ReportIDs: gate.ReportIDs, Path: rel, ArtifactDigest: digest}); err != nil {
+		return EvidenceRef{}, err
+	}
+	return EvidenceRef{Kind: KindGateDecision, ID: gate.GateID, Digest: digest, Path: rel}, nil
 }
