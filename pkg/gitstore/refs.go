@@ -208,3 +208,24 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// RemoveRefLock removes the lock file "<ref>.lock" a writer killed between
+// creating it and renaming it left behind (git's protocol leaves it, and
+// every later update of the ref fails until it is gone). Only a caller
+// that knows no other process may be updating the ref (dome stack holds its
+// run's writer lock for the run's integration ref) may call it. It reports
+// whether there was a lock file.
+func (r *Repo) RemoveRefLock(name string) (bool, error) {
+	if err := CheckRefName(name); err != nil || !strings.HasPrefix(name, "refs/") {
+		return false, fmt.Errorf("remove lock of %q: not a full ref name", name)
+	}
+	lock := filepath.Join(r.commonDir, filepath.FromSlash(name)) + ".lock"
+	if err := os.Remove(lock); err != nil {
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("remove %s: %w", lock, err)
+	}
+	syncDir(filepath.Dir(lock))
+	return true, nil
+}

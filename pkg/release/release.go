@@ -25,7 +25,7 @@ type Options struct {
 	// the pinned commit and returns the manifest hashes to record
 	// ("<lang>/<profile>" -> client_artifact_hash); it also runs the tool's
 	// contract tests. pkg/codegen and pkg/contracttest provide it.
-	Reproduce func(ctx context.Context, t *registry.ToolResolution, filtered map[string]Filtered) (map[string]string, error)
+	Reproduce ReproduceFunc
 }
 
 // Result is a release that was made.

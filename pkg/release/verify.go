@@ -27,7 +27,7 @@ func (v *Verification) OK() bool { return len(v.Problems) == 0 }
 // VerifyOptions says what to check beyond the record.
 type VerifyOptions struct {
 	Keyring   []byte // armored OpenPGP public keys; when set the tag must be signed by one
-	Reproduce func(ctx context.Context, t *registry.ToolResolution, filtered map[string]Filtered) (map[string]string, error)
+	Reproduce ReproduceFunc
 }
 
 // Verify checks a release: the tag is annotated and carries a release

@@ -122,6 +122,7 @@ func commands(env *Env) []*cli.Command {
 		newAgentCommand(env),
 		newContractCommand(env),
 		newActionCommand(env),
+		newStackCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)

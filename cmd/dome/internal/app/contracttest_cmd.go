@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/codegen"
@@ -116,26 +115,9 @@ func runContractTest(ctx context.Context, env *Env, reg *registry.Registry, opts
 		}
 	}
 	if !rep.OK() {
-		return &errkind.CheckError{Problem: fmt.Sprintf("contract tests of %s with profile %s failed:", t.ToolID, pr.ProfileID), Details: reportProblems(rep), Hint: "fix the client, the spec or the golden case named above"}
+		return &errkind.CheckError{Problem: fmt.Sprintf("contract tests of %s with profile %s failed:", t.ToolID, pr.ProfileID), Details: release.ReportProblems(rep), Hint: "fix the client, the spec or the golden case named above"}
 	}
 	return nil
-}
-
-func reportProblems(rep *contracttest.Report) []string {
-	var out []string
-	for _, c := range rep.Cases {
-		for _, p := range c.Problems {
-			out = append(out, fmt.Sprintf("case %s (%s): %s", c.Name, c.File, p))
-		}
-	}
-	for _, c := range rep.Checks {
-		if c.Status == contracttest.Fail {
-			for _, p := range c.Problems {
-				out = append(out, fmt.Sprintf("%s %s: %s", c.Language, c.Name, p))
-			}
-		}
-	}
-	return out
 }
 
 // warnSkips says loudly on stderr which checks did not run.
@@ -182,57 +164,8 @@ func toolchains(env *Env, reg *registry.Registry) contracttest.Options {
 	return opts
 }
 
-// reproduceFor returns the check a release runs at the tool's commit: every
-// client of every profile and language target of the tool's
-// generators.lock.json is generated ("<lang>/<profile>" ->
-// client_artifact_hash), and the tool's contract tests pass for each
-// profile. A tool without generators.lock.json has no clients to record.
-func reproduceFor(env *Env, reg *registry.Registry) func(ctx context.Context, t *registry.ToolResolution, filtered map[string]release.Filtered) (map[string]string, error) {
-	return func(ctx context.Context, t *registry.ToolResolution, filtered map[string]release.Filtered) (map[string]string, error) {
-		g := &codegen.Generator{Reg: reg, DomeVersion: Version}
-		langs, err := g.LockLanguages(t)
-		if err != nil {
-			return nil, err
-		}
-		out := map[string]string{}
-		if len(langs) == 0 {
-			return out, nil
-		}
-		cases, err := contracttest.LoadCases(reg, t)
-		if err != nil {
-			return nil, err
-		}
-		var ids []string
-		for id := range filtered {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		var failures []string
-		for _, id := range ids {
-			var jobs []codegen.Job
-			for _, l := range langs {
-				jobs = append(jobs, codegen.Job{Tool: t, Profile: filtered[id].Profile, Language: l})
-			}
-			clients, err := g.GenerateAll(ctx, jobs, 0, nil)
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range clients {
-				out[c.Language+"/"+id] = c.Manifest.ClientArtifactHash
-			}
-			if len(cases) == 0 {
-				continue
-			}
-			rep, err := contracttest.Run(ctx, toolchains(env, reg), t.ToolID, id, filtered[id].Result, cases, clients)
-			if err != nil {
-				return nil, err
-			}
-			warnSkips(env, rep, false)
-			failures = append(failures, reportProblems(rep)...)
-		}
-		if len(failures) > 0 {
-			return nil, &errkind.CheckError{Problem: fmt.Sprintf("contract tests of %s at %s failed:", t.ToolID, t.Commit.Short()), Details: failures, Hint: "run dome contract-test " + t.ToolID + "@" + t.Commit.String() + " --profile <profile>"}
-		}
-		return out, nil
-	}
+// reproduceFor wires release.Reproducer to this process's toolchains and
+// prints skipped contract-test checks as warnings.
+func reproduceFor(env *Env, reg *registry.Registry) release.ReproduceFunc {
+	return release.Reproducer(reg, Version, toolchains(env, reg), func(rep *contracttest.Report) { warnSkips(env, rep, false) })
 }

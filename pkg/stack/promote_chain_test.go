@@ -1,0 +1,145 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitstore"
+)
+
+// testPolicy is the default policy with quick tiers: fast checks a file of
+// the materialized head, full fails when the head has FAIL in a.txt.
+func testPolicy(t *testing.T) *Policy {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(DefaultPolicyJSON(), &m); err != nil {
+		t.Fatal(err)
+	}
+	v := m["validation"].(map[string]any)
+	v["tiers"] = map[string]any{
+		"fast": map[string]any{"when": "per_layer", "timeout_seconds": 30, "commands": []any{map[string]any{"name": "has-a", "argv": []any{"sh", "-c", "test -f a.txt"}}}},
+		"full": map[string]any{"when": "final", "timeout_seconds": 30, "commands": []any{map[string]any{"name": "no-fail", "argv": []any{"sh", "-c", "! grep -q FAIL a.txt"}}}},
+	}
+	b, _ := json.Marshal(m)
+	p, err := ParsePolicy("test policy", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestValidatePromote(t *testing.T) {
+	f := newAfix(t, afixFiles())
+	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
+	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
+	r := f.open()
+	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
+	f.propose(r, "pb", pb, AtomicProposal, "b.txt")
+	f.plan(r, "pa", "pb")
+	opts := f.applyOpts()
+	opts.Policy = testPolicy(t)
+	if _, err := ApplyPlan(f.repo, r, opts); err != nil {
+		t.Fatal(err)
+	}
+	head := f.ref()
+	f.git.Git("update-ref", "refs/heads/main", f.base)
+
+	// refused before validation, with the reason
+	_, err := Promote(f.repo, r, PromoteOptions{ApplyOptions: opts})
+	var ce *errkind.CheckError
+	if !errors.As(err, &ce) || len(ce.Details) != 1 || !strings.Contains(ce.Details[0], "tier fast has not run") {
+		t.Fatalf("promote before validation: %v %+v", err, ce)
+	}
+	if got := f.git.Git("rev-parse", "refs/heads/main"); got != f.base {
+		t.Fatalf("main moved to %s", got)
+	}
+	env := []string{"PATH=/usr/bin:/bin"}
+	vr, err := ValidateHead(context.Background(), f.repo, r, ValidateOptions{ApplyOptions: opts, Tier: "fast", Env: env, TempDir: t.TempDir()})
+	if err != nil || !vr.Report.Passed || vr.Report.HeadRef != head.String() || strings.Join(vr.Report.ProposalIDs, ",") != "pa,pb" {
+		t.Fatalf("validate: %+v %v", vr, err)
+	}
+	if vr.Report.Environment.Tools["sh"] == "" || vr.Report.Commands[0].StdoutDigest == "" {
+		t.Errorf("environment %+v commands %+v", vr.Report.Environment, vr.Report.Commands)
+	}
+	if _, err := ValidateHead(context.Background(), f.repo, r, ValidateOptions{ApplyOptions: opts, Tier: "nope", Env: env}); !errkind.IsInput(err) {
+		t.Errorf("unknown tier: %v", err)
+	}
+	pr, err := Promote(f.repo, r, PromoteOptions{ApplyOptions: opts})
+	if err != nil || !pr.Promoted || !pr.Decision.Allowed {
+		t.Fatalf("promote: %+v %v", pr, err)
+	}
+	kinds := map[string]int{}
+	for _, e := range pr.Decision.Evidence {
+		kinds[e.Kind]++
+	}
+	if kinds[KindApplyResult] != 2 || kinds[KindValidationReport] != 1 || kinds[KindStackPlan] != 1 {
+		t.Errorf("evidence %+v", pr.Decision.Evidence)
+	}
+	if got := f.git.Git("rev-parse", "refs/heads/main"); got != head.String() {
+		t.Fatalf("main at %s, want %s", got, head)
+	}
+	// again: already promoted; apply is closed
+	if pr, err := Promote(f.repo, r, PromoteOptions{ApplyOptions: opts}); err != nil || !pr.Already {
+		t.Fatalf("again: %+v %v", pr, err)
+	}
+	if _, err := ApplyPlan(f.repo, r, opts); !errkind.IsCheck(err) {
+		t.Errorf("apply after promotion: %v", err)
+	}
+	r.Close()
+	f.replayEqual()
+}
+
+func TestRollbackReapplyAdvance(t *testing.T) {
+	f := newAfix(t, afixFiles())
+	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
+	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
+	pc := f.diff(map[string]string{"c.txt": lines("c", 31)})
+	r := f.open()
+	defer r.Close()
+	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
+	f.propose(r, "pb", pb, AtomicProposal, "b.txt")
+	f.propose(r, "pc", pc, AtomicProposal, "c.txt")
+	f.plan(r, "pa", "pb", "pc")
+	opts := f.applyOpts()
+	first, err := ApplyPlan(f.repo, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := Rollback(f.repo, r, "pa", opts)
+	if err != nil || strings.Join(rb.Removed, ",") != "pc,pb" || rb.To != first.Applied[0].CheckpointID {
+		t.Fatalf("rollback: %+v %v", rb, err)
+	}
+	if f.ref().String() != rb.To || r.State.Proposals["pb"].Status != StatusRolledBack {
+		t.Fatalf("after rollback: ref %s", f.ref())
+	}
+	again, err := ApplyPlan(f.repo, r, opts)
+	if err != nil || len(again.Applied) != 2 {
+		t.Fatalf("re-apply: %+v %v", again, err)
+	}
+	for i, a := range again.Applied {
+		if a.Tree != first.Applied[i+1].Tree || a.CheckpointID != first.Applied[i+1].CheckpointID {
+			t.Errorf("layer %s: tree %s checkpoint %s, first time %s %s", a.ProposalID, a.Tree, a.CheckpointID, first.Applied[i+1].Tree, first.Applied[i+1].CheckpointID)
+		}
+	}
+	for _, bad := range []string{"nope", "0000000"} {
+		if _, err := Rollback(f.repo, r, bad, opts); !errkind.IsInput(err) {
+			t.Errorf("rollback to %s: %v", bad, err)
+		}
+	}
+	adv, err := Advance(f.repo, r, opts)
+	if err != nil || adv.WaveID != "wave-2" || adv.BaseRef != f.ref().String() {
+		t.Fatalf("advance: %+v %v", adv, err)
+	}
+	// a rollback stays in the wave: the base of wave 2 is its lowest point
+	if _, err := Rollback(f.repo, r, "pa", opts); !errkind.IsInput(err) {
+		t.Errorf("rollback into wave 1: %v", err)
+	}
+	if rb, err := Rollback(f.repo, r, "base", opts); err != nil || len(rb.Removed) != 0 {
+		t.Errorf("rollback to the wave base: %+v %v", rb, err)
+	}
+	_ = gitstore.ZeroHash
+}
