@@ -275,7 +275,7 @@ func TestAPI_Watch_ReadsFromMemoryUntilAChange(t *testing.T) {
 		t.Errorf("while watching: %d store reads, %d listings; want 1 and 1", g, l)
 	}
 	ws.changes <- "files.move@1.0.0" // e.g. an UPDATE by hand
-	ws.changes <- "sync"                // the first change was handled
+	ws.changes <- "sync"             // the first change was handled
 	e.do("GET", path, nil, nil)
 	e.do("GET", "/actions", nil, nil)
 	if g, l := ws.gets.Load(), ws.lists.Load(); g != 2 || l != 2 {
