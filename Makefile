@@ -27,7 +27,7 @@ conformance: ## patch engine vs git: 600 simulated commits (DOME_CONFORMANCE_COM
 	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
 
 contract: build ## contract tests of every example tool x profile (go, ts, python); tsc from npm ci --prefix contract-tests/ts
-	@for t in petstore ticketing inventory; do for p in default readonly highrisk; do \
+	@for t in petstore ticketing inventory action-registry; do for p in default readonly highrisk; do \
 	  echo "== $$t $$p"; ./$(BIN) contract-test $$t@HEAD --profile $$p || exit 1; done; done
 
 bench: build ## compare dome with its peers side by side (see bench/)

@@ -54,4 +54,21 @@ run action lock --store "$store" --out "$out/actions.lock" 'files.move@^1.0.0' '
 cat "$out/actions.lock"
 run action lock --store "$store" --out "$out/actions.lock" --check
 run action audit --store "$store"
+# The same store over HTTP: dome serve on a free loopback port, the seed's reads, an idempotent
+# republish (200) and a graceful stop (SIGTERM).
+if command -v curl >/dev/null; then
+  printf '\n$ dome serve --store %s --addr 127.0.0.1:0 &\n' "$store"
+  ACTION_REGISTRY_API_KEY=demo-only-publish-key-0123456789 "$dome" serve --store "$store" --addr 127.0.0.1:0 2> "$out/serve.log" &
+  serve=$!
+  for _ in $(seq 1 100); do grep -q '"msg":"listening"' "$out/serve.log" && break; sleep 0.1; done
+  url=$(sed -n 's/.*"msg":"listening".*"url":"\([^"]*\)".*/\1/p' "$out/serve.log")
+  for path in /actions /actions/files.move/versions/1.1.0 /actions/files.move/versions/1.1.0/verify /actions/files.move/versions/9.9.9; do
+    printf '\n$ curl %s%s\n' "$url" "$path"; curl -s "$url$path"
+  done
+  printf '\n$ curl -X POST -H "X-API-Key: ..." --data-binary @registry/actions/http.get/0.1.0.json %s/actions/http.get/versions/0.1.0\n' "$url"
+  curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'X-API-Key: demo-only-publish-key-0123456789' -H 'Content-Type: application/json' \
+    --data-binary @registry/actions/http.get/0.1.0.json "$url/actions/http.get/versions/0.1.0"
+  kill -TERM "$serve"; wait "$serve"
+  printf '\n$ tail -3 serve.log\n'; tail -3 "$out/serve.log"
+fi
 unset TRUSTED_KEYS_PATH

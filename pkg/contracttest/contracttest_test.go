@@ -131,7 +131,7 @@ func status(rep *contracttest.Report) string {
 
 func TestRun_ExampleTools_Pass(t *testing.T) {
 	opts := toolchains(t)
-	for _, tc := range [][2]string{{"petstore", "default"}, {"ticketing", "default"}, {"inventory", "default"}} {
+	for _, tc := range [][2]string{{"petstore", "default"}, {"ticketing", "default"}, {"inventory", "default"}, {"action-registry", "default"}} {
 		t.Run(tc[0], func(t *testing.T) {
 			rep := run(t, opts, tc[0], tc[1], nil)
 			if !rep.OK() {

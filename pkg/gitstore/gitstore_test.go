@@ -362,3 +362,33 @@ func TestResolveRevision_Ancestry(t *testing.T) {
 		}
 	}
 }
+
+func TestRef_LoosePackedSymbolicMissing(t *testing.T) {
+	r := gittest.New(t)
+	r.Write(map[string]string{"a": "1"})
+	c1 := r.Commit("one")
+	r.Write(map[string]string{"a": "2"})
+	c2 := r.Commit("two")
+	r.Git("update-ref", "refs/heads/packed", c1)
+	r.Git("update-ref", "refs/heads/both", c1)
+	r.Git("pack-refs", "--all")
+	r.Git("update-ref", "refs/heads/both", c2) // a loose ref wins over its packed line
+	r.Git("update-ref", "refs/heads/loose", c2)
+	r.Git("symbolic-ref", "refs/heads/sym", "refs/heads/loose")
+	repo, err := gitstore.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	for name, want := range map[string]string{"refs/heads/packed": c1, "refs/heads/both": c2, "refs/heads/loose": c2, "refs/heads/sym": c2, "refs/heads/main": c2} {
+		h, err := repo.Ref(name)
+		if err != nil || h.String() != want {
+			t.Errorf("Ref(%s) = %s, %v; want %s", name, h, err, want)
+		}
+	}
+	for _, name := range []string{"refs/heads/none", "refs/heads/../../HEAD", "refs/heads"} {
+		if h, err := repo.Ref(name); err == nil {
+			t.Errorf("Ref(%s) = %s, want an error", name, h)
+		}
+	}
+}

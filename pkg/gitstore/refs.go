@@ -66,11 +66,12 @@ func (r *Repo) looseRef(name string) (Hash, bool) {
 	if CheckRefName(name) != nil {
 		return ZeroHash, false
 	}
-	b, err := os.ReadFile(filepath.Join(r.commonDir, filepath.FromSlash(name)))
-	if err != nil || len(b) != 41 || b[40] != '\n' {
+	var buf [42]byte // a loose ref is 40 hex digits and a newline: a 42nd byte means it is not
+	n, err := readSmallFile(filepath.Join(r.commonDir, filepath.FromSlash(name)), buf[:])
+	if err != nil || n != 41 || buf[40] != '\n' {
 		return ZeroHash, false
 	}
-	return ParseHash(string(b[:40]))
+	return ParseHash(string(buf[:40]))
 }
 
 // Refs lists the refs whose names start with prefix ("refs/tags/", ...),

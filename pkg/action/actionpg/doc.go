@@ -11,5 +11,7 @@
 // bytea): jsonb does not keep bytes, and reads and tamper checks work on the
 // bytes as published. A publish is one transaction that lets the unique
 // constraint decide between concurrent publishers; the store verifies no
-// signatures (action.Publish does, before storing) and prints nothing.
+// signatures (action.Publish does, before storing) and prints nothing. Watch
+// reports every committed change to action_versions, by anyone, through the
+// trigger of migration 0002 and LISTEN/NOTIFY, so readers may cache.
 package actionpg

@@ -118,6 +118,7 @@ func commands(env *Env) []*cli.Command {
 		newKeygenCommand(env),
 		newSignCommand(env),
 		newVerifyCommand(env),
+		newServeCommand(env),
 		newAgentCommand(env),
 		newContractCommand(env),
 		newActionCommand(env),
