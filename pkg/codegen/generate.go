@@ -253,7 +253,7 @@ func Render(in RenderInput) (*Client, error) {
 	var files []GeneratedFile
 	switch b.Spec.Engine {
 	case "oapi-codegen":
-		files, err = generateGo(b, in.Filtered.JSON, in.Options, in.ToolID)
+		files, err = generateGo(b, in.Filtered, in.Options, in.ToolID)
 	default:
 		files, err = renderTemplates(b, &TemplateData{ToolID: in.ToolID, ProfileID: in.ProfileID, Bundle: b.Spec.ID, Language: b.Spec.Language, SDKFlavor: in.SDKFlavor, Options: in.Options, Model: model}, n)
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/specfilter"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
 	"golang.org/x/tools/go/ast/astutil"
@@ -53,7 +54,7 @@ func OapiCodegenVersion() string {
 var oapiMu sync.Mutex
 
 // generateGo runs oapi-codegen over the filtered spec and formats the result.
-func generateGo(b *Bundle, spec []byte, opts map[string]any, toolID string) ([]GeneratedFile, error) {
+func generateGo(b *Bundle, filtered *specfilter.Result, opts map[string]any, toolID string) ([]GeneratedFile, error) {
 	want := OapiCodegenVersion()
 	if b.Spec.EngineVersion != "" && b.Spec.EngineVersion != want {
 		return nil, &errkind.InputError{
@@ -87,7 +88,10 @@ func generateGo(b *Bundle, spec []byte, opts map[string]any, toolID string) ([]G
 		},
 		NoVCSVersionOverride: &want,
 	}
-	src, err := runOapiCodegen(spec, cfg)
+	// The filter validated these very bytes with kin-openapi: take that
+	// document instead of loading the 1 MB JSON a second time.
+	loaded, _ := filtered.TakeLoaded().(*openapi3.T)
+	src, err := runOapiCodegen(filtered.JSON, loaded, cfg)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "oapi-codegen " + want, Problem: "cannot generate the Go client: " + err.Error(), Hint: "check the filtered spec with: dome spec filter ... ; template overrides of bundle " + b.Spec.ID + " may be at fault", Err: err}
 	}
@@ -98,7 +102,9 @@ func generateGo(b *Bundle, spec []byte, opts map[string]any, toolID string) ([]G
 	return []GeneratedFile{{Path: b.Spec.Outputs[0].Path, Data: out}}, nil
 }
 
-func runOapiCodegen(spec []byte, cfg codegen.Configuration) (out string, err error) {
+// runOapiCodegen generates from doc, or from spec loaded afresh when doc is
+// nil; doc must be a private copy (oapi-codegen modifies it).
+func runOapiCodegen(spec []byte, doc *openapi3.T, cfg codegen.Configuration) (out string, err error) {
 	oapiMu.Lock()
 	defer oapiMu.Unlock()
 	defer func() {
@@ -106,11 +112,12 @@ func runOapiCodegen(spec []byte, cfg codegen.Configuration) (out string, err err
 			err = fmt.Errorf("oapi-codegen panicked: %v", r)
 		}
 	}()
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	doc, err := loader.LoadFromData(spec)
-	if err != nil {
-		return "", fmt.Errorf("load the filtered spec: %w", err)
+	if doc == nil {
+		loader := openapi3.NewLoader()
+		loader.IsExternalRefsAllowed = false
+		if doc, err = loader.LoadFromData(spec); err != nil {
+			return "", fmt.Errorf("load the filtered spec: %w", err)
+		}
 	}
 	return codegen.Generate(doc, cfg)
 }
@@ -144,6 +151,7 @@ func formatGo(name string, src []byte) ([]byte, error) {
 		return nil, err
 	}
 	imports := append([]*ast.ImportSpec(nil), f.Imports...)
+	used := usedQualifiers(f)
 	for _, imp := range imports {
 		p, err := strconv.Unquote(imp.Path.Value)
 		if err != nil {
@@ -153,7 +161,7 @@ func formatGo(name string, src []byte) ([]byte, error) {
 		if named && (imp.Name.Name == "_" || imp.Name.Name == ".") {
 			continue
 		}
-		if !usesImport(f, importName(imp, p)) {
+		if !used[importName(imp, p)] {
 			if named {
 				astutil.DeleteNamedImport(fset, f, imp.Name.Name, p)
 			} else {
@@ -195,16 +203,15 @@ func assumedName(p string) string {
 	return base
 }
 
-func usesImport(f *ast.File, name string) bool {
-	used := false
+// usedQualifiers returns the names used as package qualifiers (X in X.Sel
+// where X resolves to no local object), in one walk of the file: a walk per
+// import cost ~100 ms on a 4.8 MB generated client.
+func usedQualifiers(f *ast.File) map[string]bool {
+	used := map[string]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
-		if used {
-			return false
-		}
 		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == name && id.Obj == nil {
-				used = true
-				return false
+			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil {
+				used[id.Name] = true
 			}
 		}
 		return true

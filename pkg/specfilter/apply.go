@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -35,6 +36,25 @@ type Result struct {
 	// then method.
 	Operations []Operation
 	Explain    *Explain
+
+	// loaded is the kin-openapi document validation loaded from exactly
+	// JSON (an *openapi3.T kept as any: kin-openapi types stay out of this
+	// package's API), handed over once by TakeLoaded.
+	loaded atomic.Pointer[any]
+}
+
+// TakeLoaded returns, once, the OpenAPI document that validation loaded from
+// exactly r.JSON with external references refused (a *openapi3.T of
+// kin-openapi, as any), so that a generator that would load the same bytes
+// again can skip the load. The caller owns it (oapi-codegen mutates what it
+// is given), so later calls, and results that were not validated, get nil:
+// load r.JSON then.
+func (r *Result) TakeLoaded() any {
+	p := r.loaded.Swap(nil)
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // Operation is a kept operation.
@@ -71,17 +91,26 @@ func Apply(doc *Document, p *Profile, opts Options) (*Result, error) {
 	}
 	if !opts.NoValidate {
 		if opts.ValidateInput {
-			if err := f.validate(doc.Root.AppendJSON(nil), "the input spec"); err != nil {
+			if _, err := f.validate(doc.Root.AppendJSON(nil), "the input spec"); err != nil {
 				return nil, err
 			}
 		}
-		if err := f.validate(canon, "the filtered spec"); err != nil {
+	}
+	var loaded any
+	if !opts.NoValidate {
+		kdoc, err := f.validate(canon, "the filtered spec")
+		if err != nil {
 			return nil, err
 		}
+		loaded = kdoc
 	}
 	f.ex.finish()
 	sortOperations(f.kept)
-	return &Result{JSON: canon, Digest: canonical.Digest(canon), Operations: f.kept, Explain: f.ex}, nil
+	res := &Result{JSON: canon, Digest: canonical.Digest(canon), Operations: f.kept, Explain: f.ex}
+	if loaded != nil {
+		res.loaded.Store(&loaded)
+	}
+	return res, nil
 }
 
 type filter struct {

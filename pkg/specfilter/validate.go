@@ -17,12 +17,13 @@ const maxReported = 5
 
 // validate checks data (the filtered spec, or the whole input) with
 // kin-openapi and reports problems at their place in the input: the file,
-// the JSON pointer and the line.
-func (f *filter) validate(data []byte, what string) (err error) {
+// the JSON pointer and the line. It returns the loaded document (validation
+// only reads it).
+func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error) {
 	// dome must not crash on a document kin-openapi cannot handle.
 	defer func() {
 		if r := recover(); r != nil {
-			err = &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, r), Hint: "pass --no-validate to skip validation, and report the document to dome's maintainers"}
+			kdoc, err = nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, r), Hint: "pass --no-validate to skip validation, and report the document to dome's maintainers"}
 		}
 	}()
 	loader := openapi3.NewLoader()
@@ -30,16 +31,16 @@ func (f *filter) validate(data []byte, what string) (err error) {
 	loader.ReadFromURIFunc = func(*openapi3.Loader, *url.URL) ([]byte, error) {
 		return nil, errors.New("dome never reads external references while validating")
 	}
-	kdoc, err := loader.LoadFromData(data)
+	kdoc, err = loader.LoadFromData(data)
 	if err != nil {
-		return &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
+		return nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
 	}
 	errs, perr := validateKin(context.Background(), kdoc)
 	if perr != nil {
 		panic(perr)
 	}
 	if len(errs) == 0 {
-		return nil
+		return kdoc, nil
 	}
 	var lines []string
 	var first *errkind.InputError
@@ -61,7 +62,7 @@ func (f *filter) validate(data []byte, what string) (err error) {
 	if n := len(errs) - 1; n > 0 {
 		first.Problem += fmt.Sprintf(" (and %d more: %s)", n, strings.Join(lines, "; "))
 	}
-	return first
+	return nil, first
 }
 
 // validateKin runs kin-openapi's validation on two cores: the component
