@@ -14,7 +14,7 @@ import (
 func newStackCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "stack",
-		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, status, replay",
+		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, apply, validate, rollback, advance, promote, status, replay",
 		Subcommands: []*cli.Command{
 			newStackInitCommand(env),
 			newStackProposeCommand(env),
