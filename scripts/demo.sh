@@ -72,3 +72,42 @@ if command -v curl >/dev/null; then
   printf '\n$ tail -3 serve.log\n'; tail -3 "$out/serve.log"
 fi
 unset TRUSTED_KEYS_PATH
+# Stacked patches: three workers propose changes to a small Go module, two of them to the same
+# line; the coordinator verifies, plans, applies a checkpoint per layer, validates (the fast tier
+# of policy/stack_policy.json: gofmt and go vet) and promotes only with the whole evidence chain.
+if command -v git >/dev/null && command -v go >/dev/null; then
+  repo="$out/stack-repo"
+  mkdir -p "$repo/greet" "$out/proposals"
+  cp policy/stack_policy.json "$out/stack_policy.json"
+  (
+    cd "$repo"
+    export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.com
+    export SOURCE_DATE_EPOCH=1767225600 GOFLAGS=-mod=mod
+    printf 'module example.com/greet\n\ngo 1.22\n' > go.mod
+    printf 'package greet\n\n// Hello greets name.\nfunc Hello(name string) string {\n\treturn "hello, " + name\n}\n' > greet/greet.go
+    printf '# greet\n\nA tiny module.\n' > README.md
+    git init -q -b main && git add -A && git commit -q -m base
+    base=$(git rev-parse HEAD)
+    run stack init --run demo --base "$base" --policy "$out/stack_policy.json"
+    printf '# greet\n\nA tiny module that says hello.\n' > README.md
+    run stack propose --run demo --from-worktree . --worker w1 --id w1-readme --intent docs -o "$out/proposals/w1.json"
+    git checkout -q -- .
+    printf 'package greet\n\n// Hello greets name.\nfunc Hello(name string) string {\n\treturn "hello, " + name\n}\n\n// Bye says goodbye to name.\nfunc Bye(name string) string {\n\treturn "bye, " + name\n}\n' > greet/greet.go
+    run stack propose --run demo --from-worktree . --worker w2 --id w2-bye --intent feature -o "$out/proposals/w2.json"
+    git checkout -q -- .
+    printf '# greet\n\nA module that greets.\n' > README.md
+    run stack propose --run demo --from-worktree . --worker w3 --id w3-readme --intent docs -o "$out/proposals/w3.json"
+    git checkout -q -- .
+    run stack submit --run demo "$out"/proposals/w*.json
+    run stack plan --run demo
+    run stack plan --run demo --format mermaid
+    run stack apply --run demo
+    git log --format='%h %s' refs/dome/integration/demo
+    printf '\n$ dome stack promote --run demo --to refs/heads/release   # before validation: exit 1\n'
+    "$dome" stack promote --run demo --to refs/heads/release || true
+    run stack validate --run demo --tier fast
+    run stack promote --run demo --to refs/heads/release
+    run stack status --run demo
+    run stack replay --run demo
+  )
+fi
