@@ -15,15 +15,11 @@ func newStackAdvanceCommand(env *Env) *cli.Command {
 		Usage: "start the next wave with base := the integration head; pending proposals of the old wave are superseded",
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), stackPolicyFlag(), createdAtFlag()),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackAdvance(c.Context, env, repo, stackLayout(env, c, repo), policy, c.String("created-at"), globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
 	}

@@ -25,15 +25,11 @@ func newStackApplyCommand(env *Env) *cli.Command {
 			&cli.BoolFlag{Name: "three-way", Usage: "fall back to a three-way merge for files whose hunks do not apply (also when the policy says apply.three_way)"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackApply(c.Context, env, repo, stackLayout(env, c, repo), policy, stackApplyOptions{
 				Mode: c.String("mode"), ThreeWay: c.Bool("three-way"), CreatedAt: c.String("created-at"),
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),

@@ -82,4 +82,20 @@ func loadStackPolicy(env *Env, flag string, repo *gitstore.Repo) (*stack.Policy,
 	return p, source, nil
 }
 
+// openStack opens the repository and the stack policy (--policy, else the
+// repository's policy/stack_policy.json, else the built-in one) that every
+// stack command works with; the caller closes the repository.
+func openStack(env *Env, c *cli.Context) (*gitstore.Repo, *stack.Policy, error) {
+	repo, err := openRepo(c.Context, env, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
+	if err != nil {
+		repo.Close()
+		return nil, nil, err
+	}
+	return repo, policy, nil
+}
+
 func producer(cmd string) string { return "dome/" + Version + " " + cmd }

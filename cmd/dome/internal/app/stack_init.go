@@ -24,15 +24,11 @@ func newStackInitCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "seed", Usage: "determinism seed to record (default: derived from the run id and the base)"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackInit(c.Context, env, repo, stackLayout(env, c, repo), policy, stackInitOptions{
 				Base: c.String("base"), Target: c.String("target"), Seed: c.String("seed"), CreatedAt: c.String("created-at"),
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),

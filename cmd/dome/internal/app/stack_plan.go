@@ -23,15 +23,11 @@ func newStackPlanCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "seed", Usage: "determinism seed to record (default: the run's)"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			format := c.String("format")
 			if globalBool(c, flagJSON) && !c.IsSet("format") {
 				format = "json"

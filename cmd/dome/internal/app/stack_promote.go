@@ -21,15 +21,11 @@ func newStackPromoteCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "approved-by", Usage: "`NAME` of the person approving, where the policy requires a human for the head's risk class"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackPromote(c.Context, env, repo, stackLayout(env, c, repo), policy, c.String("to"), c.String("approved-by"),
 				c.String("created-at"), globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},

@@ -61,15 +61,11 @@ func newStackProposeCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "assume-base-tree", Usage: "record `TREE` as base_tree_hash without computing it (to test a coordinator's verification)"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			if c.NArg() > 1 {
 				return usagef("give one PATCH file")
 			}

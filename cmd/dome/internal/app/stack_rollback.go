@@ -18,15 +18,11 @@ func newStackRollbackCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "the `CHECKPOINT`: a checkpoint commit (full or >= 7 hex digits), a layer's proposal id, or \"base\"", Required: true},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackRollback(c.Context, env, repo, stackLayout(env, c, repo), policy, c.String("to"), c.String("created-at"),
 				globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},

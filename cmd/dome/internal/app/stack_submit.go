@@ -31,15 +31,11 @@ func newStackSubmitCommand(env *Env) *cli.Command {
 			&cli.BoolFlag{Name: "require-signature", Usage: "refuse unsigned proposals (also when the policy says so)"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackSubmit(c.Context, env, repo, stackLayout(env, c, repo), policy, stackSubmitOptions{
 				Proposals: c.Args().Slice(), Trusted: c.String("trusted"), RequireSignature: c.Bool("require-signature"),
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),

@@ -29,15 +29,11 @@ func newStackValidateCommand(env *Env) *cli.Command {
 			&cli.BoolFlag{Name: "keep", Usage: "keep the materialized head and print where it is"},
 		),
 		Action: func(c *cli.Context) error {
-			repo, err := openRepo(c.Context, env, c)
+			repo, policy, err := openStack(env, c)
 			if err != nil {
 				return err
 			}
 			defer repo.Close()
-			policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
-			if err != nil {
-				return err
-			}
 			return runStackValidate(c.Context, env, repo, stackLayout(env, c, repo), policy, stackValidateOptions{
 				Tier: c.String("tier"), CreatedAt: c.String("created-at"), ImageDigest: c.String("image-digest"), Tools: c.StringSlice("tool"),
 				Keep: c.Bool("keep"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
