@@ -415,9 +415,10 @@ func (s *State) submitted(e ledger.Event) error {
 	return nil
 }
 
-func nonNil(s []string) []string {
+// nonNil makes a nil slice empty, so that state.json says [] rather than null.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -500,16 +501,9 @@ func (s *State) planned(e ledger.Event) error {
 		s.Rejections = append(s.Rejections, RejectionState{ProposalID: r.ProposalID, Stage: StagePlan, ReasonClass: r.ReasonClass,
 			ReasonCode: r.ReasonCode, Path: p.Path, ArtifactDigest: p.ArtifactDigest, Sequence: e.Sequence})
 	}
-	p.OrderedProposals, p.Rejected = nonNil(p.OrderedProposals), nonNilRejected(p.Rejected)
+	p.OrderedProposals, p.Rejected = nonNil(p.OrderedProposals), nonNil(p.Rejected)
 	s.Plan = &PlanState{p, e.Sequence}
 	return nil
-}
-
-func nonNilRejected(r []RejectedRef) []RejectedRef {
-	if r == nil {
-		return []RejectedRef{}
-	}
-	return r
 }
 
 func (s *State) applied(e ledger.Event) error {
