@@ -476,7 +476,7 @@ func (s *stacker) applyResult(lp *loadedProposal, files []patch.FileResult, comm
 	st := &s.r.State
 	ar := ApplyResult{RunID: st.RunID, WaveID: st.WaveID, StackPlanID: st.Plan.StackPlanID, Position: s.position(q), ProposalID: q.ProposalID,
 		DiffDigest: q.DiffDigest, BaseRef: q.BaseRef, ParentRef: s.head.String(), Applied: true, HeadRef: commit.String(), CheckpointID: commit.String(),
-		Tree: tree.String(), Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNilFiles(files), ConflictSummary: []patch.Conflict{},
+		Tree: tree.String(), Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNil(files), ConflictSummary: []patch.Conflict{},
 		DerivedFrom: q.DerivedFrom}
 	ar.ApplyResultID = applyResultID(ar, q.Attempts)
 	return ar
@@ -517,13 +517,6 @@ func (s *stacker) splitModeOf(q *ProposalState) string {
 		return AtomicProposal
 	}
 	return s.splitMode(q)
-}
-
-func nonNilFiles(f []patch.FileResult) []patch.FileResult {
-	if f == nil {
-		return []patch.FileResult{}
-	}
-	return f
 }
 
 // applyResultID names an ApplyResult by what it is about, so that writing
@@ -592,7 +585,7 @@ func (s *stacker) fail(f failedAttempt, action string) (RejectedOutcome, error) 
 	pos := s.position(q)
 	ar := ApplyResult{RunID: st.RunID, WaveID: st.WaveID, StackPlanID: st.Plan.StackPlanID, Position: pos, ProposalID: q.ProposalID,
 		DiffDigest: q.DiffDigest, BaseRef: q.BaseRef, ParentRef: f.parent.String(), Applied: false, HeadRef: f.parent.String(),
-		Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNilFiles(f.files), ConflictSummary: f.conflicts, DerivedFrom: q.DerivedFrom}
+		Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNil(f.files), ConflictSummary: f.conflicts, DerivedFrom: q.DerivedFrom}
 	ar.ApplyResultID = applyResultID(ar, q.Attempts)
 	digest, rel, err := s.writeApplyResult(ar)
 	if err != nil {
