@@ -110,9 +110,13 @@ func run(ctx context.Context, c config) error {
 	if out, err := exec.Command("git", "init", "-q", "--bare", repo).CombinedOutput(); err != nil {
 		return fmt.Errorf("git init: %v\n%s", err, out)
 	}
-	gitModes := []mode{{label: "store read per request (default)"}}
+	gitModes := []mode{
+		{label: "watching the branch ref with inotify (default)"},
+		oneProc(mode{label: "watching the branch ref with inotify (default)"}),
+		{label: "--watch=false: branch head read per request", args: []string{"--watch=false"}},
+	}
 	if c.revalidate > 0 {
-		gitModes = append(gitModes, mode{label: "--revalidate " + c.revalidate.String(), args: []string{"--revalidate", c.revalidate.String()}})
+		gitModes = append(gitModes, mode{label: "--watch=false --revalidate " + c.revalidate.String(), args: []string{"--watch=false", "--revalidate", c.revalidate.String()}})
 	}
 	gitRes, bodies, err := benchDome(ctx, c, "git store", "git:"+repo, trusted, docs, paths, script, nil, gitModes)
 	if err != nil {
@@ -203,15 +207,23 @@ func (s *server) stop() {
 type mode struct {
 	label string
 	args  []string
+	env   []string // extra environment, e.g. GOMAXPROCS=1
 }
 
-func startDome(c config, store, trusted, logFile string, extra []string) (*server, error) {
-	args := append([]string{"serve", "--store", store, "--addr", "127.0.0.1:0", "--trusted", trusted}, extra...)
+// oneProc is the same mode with the Go scheduler on one core: wrk's two
+// threads and the server share this machine's two cores, and a server
+// whose goroutines spread over both loses its tail to that contention.
+func oneProc(m mode) mode {
+	return mode{label: m.label + ", GOMAXPROCS=1", args: m.args, env: []string{"GOMAXPROCS=1"}}
+}
+
+func startDome(c config, store, trusted, logFile string, m mode) (*server, error) {
+	args := append([]string{"serve", "--store", store, "--addr", "127.0.0.1:0", "--trusted", trusted}, m.args...)
 	if !c.accessLog {
 		args = append(args, "--access-log=false")
 	}
 	cmd := exec.Command(c.dome, args...)
-	cmd.Env = append(os.Environ(), "ACTION_REGISTRY_API_KEY="+apiKey)
+	cmd.Env = append(append(os.Environ(), "ACTION_REGISTRY_API_KEY="+apiKey), m.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -265,7 +277,7 @@ func benchDome(ctx context.Context, c config, label, store, trusted string, docs
 	logName := func(i int) string {
 		return filepath.Join(c.work, fmt.Sprintf("dome-%s-%d.log", strings.ReplaceAll(label, " ", "-"), i))
 	}
-	srv, err := startDome(c, store, trusted, logName(0), modes[0].args)
+	srv, err := startDome(c, store, trusted, logName(0), modes[0])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -310,7 +322,7 @@ func benchDome(ctx context.Context, c config, label, store, trusted string, docs
 	r.note = fmt.Sprintf("publish %d versions: %s", len(paths), publish.Round(time.Millisecond))
 	out := []result{r}
 	for i, m := range modes[1:] {
-		srv, err := startDome(c, store, trusted, logName(i+1), m.args)
+		srv, err := startDome(c, store, trusted, logName(i+1), m)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -342,6 +354,7 @@ func benchPostgres(ctx context.Context, c config, trusted string, docs map[strin
 	}
 	pgModes := []mode{
 		{label: "watching LISTEN/NOTIFY (default)"},
+		oneProc(mode{label: "watching LISTEN/NOTIFY (default)"}),
 		{label: "--watch=false: store read per request", args: []string{"--watch=false"}},
 	}
 	r, _, err := benchDome(ctx, c, "postgres store", url, trusted, docs, paths, script, want, pgModes)

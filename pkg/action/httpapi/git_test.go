@@ -60,3 +60,12 @@ func gitKit() storeKit {
 }
 
 func TestAPI_GitStore(t *testing.T) { runSuite(t, gitKit()) }
+
+// The same with the handler watching the branch (inotify on the ref): reads
+// come from memory until the branch moves, and the hand-made commit of the
+// tamper test shows once its event arrives.
+func TestAPI_GitStore_Watching(t *testing.T) {
+	kit := gitKit()
+	kit.watch = true
+	runSuite(t, kit)
+}

@@ -63,7 +63,7 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			&cli.Int64Flag{Name: "max-body", Value: action.MaxDocumentSize, Usage: "largest publish body in `BYTES` (413 above)"},
 			&cli.BoolFlag{Name: "access-log", Value: true, Usage: "log every request (JSON on stderr); --access-log=false to stop"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop waits for requests in flight"},
-			&cli.BoolFlag{Name: "watch", Value: true, Usage: "answer reads from memory while the store reports every change (PostgreSQL: LISTEN/NOTIFY); --watch=false reads the store on every request"},
+			&cli.BoolFlag{Name: "watch", Value: true, Usage: "answer reads from memory while the store reports every change (PostgreSQL: LISTEN/NOTIFY; git: inotify on the branch ref); --watch=false reads the store on every request"},
 			&cli.DurationFlag{Name: "revalidate", Value: 0, Usage: "answer a version read from the store less than `D` ago from memory (0: read the store on every request; a tamper shows within D)"},
 		),
 		Action: func(c *cli.Context) error {
