@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
@@ -16,6 +15,7 @@ import (
 type stackProposeOptions struct {
 	Patch, FromWorktree string
 	Excludes            []string
+	NoGitignore         bool
 	Base, Wave          string
 	ID                  string
 	Intents             []string
@@ -38,6 +38,7 @@ func newStackProposeCommand(env *Env) *cli.Command {
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), stackPolicyFlag(), createdAtFlag(),
 			&cli.StringFlag{Name: "from-worktree", Usage: "diff the files of `DIR` against the base tree"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "with --from-worktree: skip paths matching `GLOB` (ops/runs is always skipped)"},
+			&cli.BoolFlag{Name: "no-gitignore", Usage: "with --from-worktree: also read untracked files that .gitignore or .git/info/exclude ignore"},
 			&cli.StringFlag{Name: "base", Usage: "the wave base, a full `SHA` (default: the run's current wave base)"},
 			&cli.StringFlag{Name: "wave", Usage: "the wave `ID` (default: the run's current wave)"},
 			&cli.StringFlag{Name: "id", Usage: "proposal `ID` (default: derived from the content)"},
@@ -78,7 +79,7 @@ func newStackProposeCommand(env *Env) *cli.Command {
 				}
 			}
 			return runStackPropose(c.Context, env, repo, stackLayout(env, c, repo), policy, stackProposeOptions{
-				Patch: c.Args().First(), FromWorktree: c.String("from-worktree"), Excludes: c.StringSlice("exclude"),
+				Patch: c.Args().First(), FromWorktree: c.String("from-worktree"), Excludes: c.StringSlice("exclude"), NoGitignore: c.Bool("no-gitignore"),
 				Base: c.String("base"), Wave: c.String("wave"), ID: c.String("id"), Intents: intents,
 				Worker: stack.WorkerRunMeta{WorkerID: c.String("worker"), ToolProfileID: c.String("tool-profile"), NodeID: c.String("node"),
 					NodeExecutionID: c.String("node-execution"), BudgetsUsed: stack.BudgetsUsed{Calls: c.Int64("calls"), WallMS: c.Int64("wall-ms"), Tokens: c.Int64("tokens")}},
@@ -130,22 +131,11 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		Policy: policy, CreatedAt: at, Producer: producer("stack propose")}
 	if opts.FromWorktree != "" {
 		dir := absPath(env, opts.FromWorktree)
-		for _, g := range opts.Excludes {
-			if !doublestar.ValidatePattern(g) {
-				return &errkind.InputError{Source: "--exclude", Field: g, Problem: "not a valid glob"}
-			}
+		skip, err := stack.WorktreeSkip(repo, base, dir, opts.Excludes, opts.NoGitignore)
+		if err != nil {
+			return err
 		}
-		files, err := patch.ReadDir(dir, func(p string, isDir bool) bool {
-			if p == stack.RunsDir || strings.HasPrefix(p, stack.RunsDir+"/") {
-				return true
-			}
-			for _, g := range opts.Excludes {
-				if ok, _ := doublestar.Match(g, p); ok {
-					return true
-				}
-			}
-			return false
-		})
+		files, err := patch.ReadDir(dir, skip)
 		if err != nil {
 			return &errkind.InputError{Source: "--from-worktree", Field: opts.FromWorktree, Problem: err.Error()}
 		}
