@@ -8,8 +8,8 @@
 // keeping about 10% of its operations (the charges, invoices,
 // payment_intents and refunds paths). dome's whole pipeline - resolve the
 // refs in git, filter, generate with oapi-codegen, format, manifest, write -
-// against oapi-codegen's own CLI at the same version (built once from
-// dome's go.mod, the way "go run" would, so compile time is not counted)
+// against oapi-codegen's own CLI at the same version (upstream's release,
+// built once with "go install", so compile time is not counted)
 // generating types and client from the filtered spec dome wrote. The floor
 // is "dome spec filter" alone: the pipeline's first step.
 //
@@ -19,6 +19,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/dome-registry/dome/pkg/codegen"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,8 +72,16 @@ func main() {
 	gitInit(st)
 	filtered := filepath.Join(w, "stripe.filtered.json")
 	out := run(st, d, "spec", "filter", "stripe@HEAD", "--profile", "p10@HEAD", "--out", filtered)
+	// The peer is upstream's own CLI at the release dome vendors
+	// (internal/oapicodegen), built by "go install module@version" so none
+	// of dome's module settings apply to it.
 	peer := filepath.Join(w, "oapi-codegen")
-	run(".", "go", "build", "-o", peer, "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen")
+	install := exec.Command("go", "install", codegen.OapiCodegenModule+"/cmd/oapi-codegen@"+codegen.OapiCodegenVersion())
+	install.Env = append(os.Environ(), "GOBIN="+w)
+	install.Stderr = os.Stderr
+	if err := install.Run(); err != nil {
+		fail("build the oapi-codegen CLI: " + err.Error())
+	}
 	version := strings.TrimSpace(run(".", peer, "-version"))
 
 	pipeline := median(*runs, func(i int) {

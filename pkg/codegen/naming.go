@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
+	"github.com/dome-registry/dome/internal/oapicodegen/codegen"
 )
 
 // Namer turns names from a spec into identifiers of the target language,
