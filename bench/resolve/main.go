@@ -73,9 +73,12 @@ func main() {
 	// (a) cold single lookup
 	one := reqs[0]
 	blob := strings.TrimSpace(git(repo, "rev-parse", gitRef(one)+":"+one.path))
-	domeOne := median(*runs, func() { run(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml") })
-	gitOne := median(*runs, func() { run("git", "-C", repo, "show", gitRef(one)+":"+one.path) })
-	floorOne := median(*runs, func() { run("git", "-C", repo, "cat-file", "blob", blob) })
+	// Interleaved, so that a burst of noise on the machine lands on all three.
+	ones := medians(*runs,
+		func() { run(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml") },
+		func() { run("git", "-C", repo, "show", gitRef(one)+":"+one.path) },
+		func() { run("git", "-C", repo, "cat-file", "blob", blob) })
+	domeOne, gitOne, floorOne := ones[0], ones[1], ones[2]
 	if a, b := output(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"), output("git", "-C", repo, "show", gitRef(one)+":"+one.path); !bytes.Equal(a, b) {
 		fail("dome and git disagree on " + one.tool + "@" + one.ref)
 	}
@@ -229,6 +232,26 @@ func median(n int, f func()) time.Duration {
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[n/2]
+}
+
+// medians runs the functions round-robin n times (after one warm-up round)
+// and returns the median duration of each.
+func medians(n int, fs ...func()) []time.Duration {
+	ds := make([][]time.Duration, len(fs))
+	for round := -1; round < n; round++ {
+		for i, f := range fs {
+			d := timeIt(f)
+			if round >= 0 { // round -1 warms the page cache: "cold" means a new process, not a cold disk
+				ds[i] = append(ds[i], d)
+			}
+		}
+	}
+	out := make([]time.Duration, len(fs))
+	for i := range ds {
+		sort.Slice(ds[i], func(a, b int) bool { return ds[i][a] < ds[i][b] })
+		out[i] = ds[i][n/2]
+	}
+	return out
 }
 
 func lines(s string) []string { return strings.Fields(s) }

@@ -2,10 +2,10 @@ package agentlock
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/lazyre"
 	"github.com/dome-registry/dome/pkg/schemaval"
 )
 
@@ -181,7 +181,7 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-var indexRE = regexp.MustCompile(`\[\d+\]`)
+var indexRE = lazyre.New(`\[\d+\]`)
 
 // knownFields lists the keys each strict object of the frontmatter accepts.
 func knownFields(parent string) string {
@@ -204,7 +204,7 @@ func knownFields(parent string) string {
 
 // agentsHint returns advice for a violation of agents.schema.json.
 func agentsHint(field, problem string) string {
-	f := indexRE.ReplaceAllString(field, "[]")
+	f := indexRE().ReplaceAllString(field, "[]")
 	parent := f
 	if i := strings.LastIndexAny(f, "."); i >= 0 {
 		parent = f[:i]

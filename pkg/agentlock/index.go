@@ -119,7 +119,7 @@ func indexDigest(doc any) (string, error) {
 
 // indexHint returns advice for a violation of mcp_index.schema.json.
 func indexHint(field, problem string) string {
-	f := indexRE.ReplaceAllString(field, "[]")
+	f := indexRE().ReplaceAllString(field, "[]")
 	switch {
 	case strings.HasPrefix(problem, "missing ") && f == "servers[]":
 		return "each server needs id, version, endpoint, categories, scopes, data {residency, maxSensitivity} and trust {signed, publisher}"

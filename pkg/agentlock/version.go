@@ -1,20 +1,21 @@
 package agentlock
 
 import (
-	"regexp"
 	"strings"
 
 	"golang.org/x/mod/semver"
+
+	"github.com/dome-registry/dome/internal/lazyre"
 )
 
 // semverRE is the SemVer 2.0.0 grammar (https://semver.org/#backusnaur-form-grammar-for-valid-semver-versions),
 // with an optional leading v.
-var semverRE = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+var semverRE = lazyre.New(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
 	`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
 	`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 
 // IsSemver reports whether v is a SemVer 2.0.0 version (a leading v allowed).
-func IsSemver(v string) bool { return semverRE.MatchString(v) }
+func IsSemver(v string) bool { return semverRE().MatchString(v) }
 
 // CompareVersions orders server versions totally: two SemVer versions by
 // SemVer precedence (1.2.0 < 1.10.0, 1.0.0-rc.1 < 1.0.0), then byte-wise

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/lazyre"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/schemaval"
 )
@@ -470,10 +470,10 @@ func editDistance(a, b string) int {
 	return prev[len(rb)]
 }
 
-var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+var idRE = lazyre.New(`^[a-z0-9][a-z0-9._-]*$`)
 
 // ValidID reports whether s can name a project, command, rule or preset.
-func ValidID(s string) bool { return len(s) <= 100 && idRE.MatchString(s) }
+func ValidID(s string) bool { return len(s) <= 100 && idRE().MatchString(s) }
 
 // hintFor gives advice for a schema violation in a catalog file.
 func hintFor(field, problem string) string {

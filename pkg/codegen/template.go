@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"text/template"
 
+	"github.com/dome-registry/dome/internal/lazyre"
 	"github.com/dome-registry/dome/pkg/errkind"
 )
 
@@ -114,9 +114,9 @@ func funcs(n Namer) template.FuncMap {
 	}
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+var identRE = lazyre.New(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
-func isIdent(s string) bool { return identRE.MatchString(s) && !strings.Contains(s, "$") }
+func isIdent(s string) bool { return identRE().MatchString(s) && !strings.Contains(s, "$") }
 
 // renderTemplates runs a template bundle over data. Template problems are
 // input errors naming the bundle file and the line.
@@ -154,12 +154,12 @@ func renderTemplates(b *Bundle, data *TemplateData, n Namer) ([]GeneratedFile, e
 }
 
 // tmplLine finds "name:LINE" in a text/template error.
-var tmplLine = regexp.MustCompile(`template: ([^:]+):(\d+)(?::\d+)?: (.*)$`)
+var tmplLine = lazyre.New(`template: ([^:]+):(\d+)(?::\d+)?: (.*)$`)
 
 func templateError(b *Bundle, name string, err error) error {
 	msg := err.Error()
 	field := ""
-	if m := tmplLine.FindStringSubmatch(msg); m != nil {
+	if m := tmplLine().FindStringSubmatch(msg); m != nil {
 		name, field, msg = m[1], "line "+m[2], m[3]
 	}
 	return &errkind.InputError{

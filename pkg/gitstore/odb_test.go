@@ -54,9 +54,13 @@ func TestODB_MatchesGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type object struct {
+		id, typ string
+		data    []byte
+	}
+	var objects []object
 	br := bufio.NewReader(bytes.NewReader(out))
-	deltas := 0
-	for _, id := range ids {
+	for range ids {
 		header, err := br.ReadString('\n')
 		if err != nil {
 			t.Fatal(err)
@@ -67,11 +71,15 @@ func TestODB_MatchesGit(t *testing.T) {
 		if _, err := io.ReadFull(br, want); err != nil {
 			t.Fatal(err)
 		}
-		want = want[:size]
+		objects = append(objects, object{f[0], f[1], want[:size]})
+	}
+	check := func(t *testing.T, r *gitstore.Repo, o object) {
+		t.Helper()
+		id, want := o.id, o.data
 		h, _ := gitstore.ParseHash(id)
 		typ, err := r.ObjectType(h)
-		if err != nil || string(typ) != f[1] {
-			t.Fatalf("%s: type %q, %v; git says %s", id, typ, err, f[1])
+		if err != nil || string(typ) != o.typ {
+			t.Fatalf("%s: type %q, %v; git says %s", id, typ, err, o.typ)
 		}
 		var got []byte
 		switch typ {
@@ -105,15 +113,45 @@ func TestODB_MatchesGit(t *testing.T) {
 			}
 		}
 	}
+	// One repository reading every object (its cache fills as it goes), the
+	// same keeping whole delta chains, and a fresh repository per object (a
+	// cold walk of each object's whole chain, as one "dome registry cat").
+	for _, mode := range []string{"shared", "keep-chains", "cold"} {
+		t.Run(mode, func(t *testing.T) {
+			r := r
+			if mode != "shared" {
+				if r, err = gitstore.Open(g.Dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if mode == "keep-chains" {
+				r.KeepDeltaChains()
+			}
+			for _, o := range objects {
+				if mode == "cold" {
+					if r, err = gitstore.Open(g.Dir); err != nil {
+						t.Fatal(err)
+					}
+				}
+				check(t, r, o)
+				// A second read comes from the cache and must be the same.
+				check(t, r, o)
+			}
+		})
+	}
+	deltas, deepest := 0, 0
 	// the history really was deltified
 	verify := g.Git("verify-pack", "-v", packPath(t, g))
 	for _, l := range strings.Split(verify, "\n") {
 		if f := strings.Fields(l); len(f) >= 7 && len(f[0]) == 40 {
 			deltas++
+			if depth, _ := strconv.Atoi(f[5]); depth > deepest {
+				deepest = depth
+			}
 		}
 	}
-	if deltas == 0 {
-		t.Fatal("no deltified objects in the pack; the test does not exercise delta resolution")
+	if deltas == 0 || deepest < 4 {
+		t.Fatalf("%d deltified objects, deepest chain %d: the test does not exercise delta chains", deltas, deepest)
 	}
 }
 

@@ -177,3 +177,9 @@ func Init(dir string) (*Repo, error) {
 
 // Close releases file descriptors kept open for packfiles.
 func (r *Repo) Close() error { return r.storage.Close() }
+
+// KeepDeltaChains makes the repository cache every object of the delta
+// chains it resolves, not only their bases and the objects asked for. It
+// suits long runs of lookups over one history (batches, indexes), whose
+// chains overlap; a few lookups are faster without it.
+func (r *Repo) KeepDeltaChains() { r.odb.keepChains.Store(true) }

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,14 +25,16 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/dome-registry/dome/internal/lazyre"
 )
 
-var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$`)
+var scpLike = lazyre.New(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$`)
 
 // IsURL reports whether s names a remote repository (file://, https://,
 // http://, ssh://, git:// or scp-like user@host:path) rather than a path.
 func IsURL(s string) bool {
-	if scpLike.MatchString(s) {
+	if scpLike().MatchString(s) {
 		return true
 	}
 	u, err := url.Parse(s)

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"mime"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/lazyre"
 	"github.com/dome-registry/dome/pkg/errkind"
 )
 
@@ -153,9 +153,9 @@ func (p *parser) errf(line int, format string, a ...any) error {
 }
 
 var (
-	mboxFrom  = regexp.MustCompile(`^From ([0-9a-f]{40}) `)
-	showStart = regexp.MustCompile(`^commit ([0-9a-f]{40})\b`)
-	prefixRE  = regexp.MustCompile(`^(\[[^\]]*\]\s*)+`)
+	mboxFrom  = lazyre.New(`^From ([0-9a-f]{40}) `)
+	showStart = lazyre.New(`^commit ([0-9a-f]{40})\b`)
+	prefixRE  = lazyre.New(`^(\[[^\]]*\]\s*)+`)
 )
 
 func (p *parser) parse() ([]*Patch, error) {
@@ -164,13 +164,13 @@ func (p *parser) parse() ([]*Patch, error) {
 	for p.i < len(p.lines) {
 		l := p.lines[p.i]
 		switch {
-		case mboxFrom.MatchString(l):
-			cur = &Patch{Header: Header{Commit: mboxFrom.FindStringSubmatch(l)[1]}}
+		case mboxFrom().MatchString(l):
+			cur = &Patch{Header: Header{Commit: mboxFrom().FindStringSubmatch(l)[1]}}
 			patches = append(patches, cur)
 			p.i++
 			p.mailHeader(&cur.Header)
-		case showStart.MatchString(l):
-			cur = &Patch{Header: Header{Commit: showStart.FindStringSubmatch(l)[1]}}
+		case showStart().MatchString(l):
+			cur = &Patch{Header: Header{Commit: showStart().FindStringSubmatch(l)[1]}}
 			patches = append(patches, cur)
 			p.i++
 			p.showHeader(&cur.Header)
@@ -213,7 +213,7 @@ func (p *parser) mailHeader(h *Header) {
 		case "date":
 			h.Date = v
 		case "subject":
-			h.Subject = strings.TrimSpace(prefixRE.ReplaceAllString(v, ""))
+			h.Subject = strings.TrimSpace(prefixRE().ReplaceAllString(v, ""))
 		}
 		key, val = "", ""
 	}
@@ -238,7 +238,7 @@ func (p *parser) mailHeader(h *Header) {
 	var body []string
 	for p.i < len(p.lines) {
 		l := p.lines[p.i]
-		if l == "---\n" || strings.HasPrefix(l, "diff --git ") || mboxFrom.MatchString(l) {
+		if l == "---\n" || strings.HasPrefix(l, "diff --git ") || mboxFrom().MatchString(l) {
 			break
 		}
 		body = append(body, strings.TrimRight(l, "\n"))
@@ -252,7 +252,7 @@ func (p *parser) showHeader(h *Header) {
 	var msg []string
 	for p.i < len(p.lines) {
 		l := strings.TrimRight(p.lines[p.i], "\n")
-		if strings.HasPrefix(l, "diff --git ") || showStart.MatchString(l) {
+		if strings.HasPrefix(l, "diff --git ") || showStart().MatchString(l) {
 			break
 		}
 		switch {

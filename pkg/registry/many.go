@@ -33,6 +33,9 @@ type job struct {
 // that order resolves each big tree from one cached neighbour instead of a
 // long delta chain. Results come back in request order.
 func (r *Registry) ResolveMany(ctx context.Context, reqs []Request, opts PinOptions) []Result {
+	if len(reqs) > 1 {
+		r.repo.KeepDeltaChains()
+	}
 	out := make([]Result, len(reqs))
 	var jobs []job
 	for i, q := range reqs {

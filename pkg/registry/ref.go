@@ -2,7 +2,6 @@ package registry
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -10,12 +9,23 @@ import (
 	"golang.org/x/mod/semver"
 )
 
-// idPattern is the shape of tool, profile and bundle ids.
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-
-// ValidID reports whether id is a valid tool, profile or bundle id.
+// ValidID reports whether id is a valid tool, profile or bundle id:
+// ^[a-z0-9][a-z0-9._-]*$, at most 100 bytes, without "..". (A loop, not a
+// regexp: it runs for every request of a batch and needs no compile at start.)
 func ValidID(id string) bool {
-	return len(id) <= 100 && idPattern.MatchString(id) && !strings.Contains(id, "..")
+	if id == "" || len(id) > 100 || strings.Contains(id, "..") {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Ref is a parsed "<id>@<rev>".

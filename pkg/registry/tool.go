@@ -191,6 +191,7 @@ func (r *Registry) missingTool(ref Ref, p Pin, l layout) error {
 // whereToolExists checks the tips of branches and the tool's release tags:
 // cheap, and usually what the user meant.
 func (r *Registry) whereToolExists(id string) []string {
+	r.repo.KeepDeltaChains() // reads the tree of every branch tip and release
 	var out []string
 	refs, _ := r.repo.Refs("refs/heads/")
 	tags, _ := r.repo.Refs("refs/tags/registry/" + id + "/")

@@ -124,6 +124,7 @@ func orNone(s string) string {
 // VerifyAll verifies every release tag of the registry (and reports tags
 // under refs/tags/registry/ that are not releases at all).
 func VerifyAll(ctx context.Context, reg *registry.Registry, opts VerifyOptions) ([]*Verification, error) {
+	reg.Repo().KeepDeltaChains() // every release reads trees of another commit
 	all, err := reg.AllReleases()
 	if err != nil {
 		return nil, err

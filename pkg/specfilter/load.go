@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/lazyre"
 	"github.com/dome-registry/dome/pkg/errkind"
 )
 
@@ -53,7 +53,7 @@ type origin struct {
 // IsOpenAPI30 reports an OpenAPI 3.0.x document.
 func (d *Document) IsOpenAPI30() bool { return strings.HasPrefix(d.Version, "3.0.") }
 
-var versionRE = regexp.MustCompile(`^3\.[01]\.\d+(-[0-9A-Za-z.-]+)?$`)
+var versionRE = lazyre.New(`^3\.[01]\.\d+(-[0-9A-Za-z.-]+)?$`)
 
 // Load reads the OpenAPI document name (YAML or JSON) through fr and bundles
 // the files its external references name. Every problem is an
@@ -208,7 +208,7 @@ func (d *Document) checkOpenAPI() error {
 	if !ok {
 		return &errkind.InputError{Source: src, Field: "/openapi", Problem: "not an OpenAPI document: no \"openapi\" version string", Hint: "give an OpenAPI 3.0 or 3.1 document (openapi: 3.1.0)"}
 	}
-	if !versionRE.MatchString(v) {
+	if !versionRE().MatchString(v) {
 		return &errkind.InputError{Source: src, Field: "/openapi", Problem: fmt.Sprintf("OpenAPI version %q is not supported", v), Hint: "dome reads OpenAPI 3.0.x and 3.1.x"}
 	}
 	d.Version = v

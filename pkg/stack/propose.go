@@ -2,13 +2,12 @@ package stack
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/dome-registry/dome/internal/lazyre"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
@@ -24,13 +23,9 @@ const DiffRefPrefix = "git-blob:"
 // repetition such as {0,127} expands to a large regexp program, and compiling
 // it at package init cost every dome command (even `dome --version`) ~0.4 ms.
 var (
-	idPattern     = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	intentPattern = lazyRegexp(`^[a-z][a-z0-9_-]{0,63}$`)
+	idPattern     = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	intentPattern = lazyre.New(`^[a-z][a-z0-9_-]{0,63}$`)
 )
-
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
 
 // ProposeOptions is what a worker knows when it proposes a change.
 type ProposeOptions struct {

@@ -2,8 +2,9 @@ package actionpg
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/dome-registry/dome/internal/lazyre"
 )
 
 // EnvDatabaseURL is the environment variable that names the database, as the
@@ -37,7 +38,7 @@ func NormalizeURL(s string) string {
 	return s
 }
 
-var userPassword = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/?#]*@`)
+var userPassword = lazyre.New(`^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/?#]*@`)
 
 // Redact returns s with any password replaced by "xxxxx", for messages.
 func Redact(s string) string {
@@ -50,7 +51,7 @@ func Redact(s string) string {
 	u, err := url.Parse(NormalizeURL(s))
 	if err != nil {
 		// Mask what looks like a password; drop the query, which may hold one.
-		s, _, _ = strings.Cut(userPassword.ReplaceAllString(s, "${1}:xxxxx@"), "?")
+		s, _, _ = strings.Cut(userPassword().ReplaceAllString(s, "${1}:xxxxx@"), "?")
 		return s
 	}
 	if _, has := u.User.Password(); u.User != nil && has {
