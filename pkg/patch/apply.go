@@ -428,8 +428,12 @@ func (a *applier) text(f *File, src *fstate, old []byte, fr *FileResult) ([]byte
 		return nil, false, err
 	}
 	if pre == nil {
+		reason := "context does not match and the preimage blob " + f.OldOID + " is not in the repository"
+		if f.OldOID == "" {
+			reason = "context does not match, and the patch names no preimage blob to merge from (a plain diff has no index line)"
+		}
 		for _, i := range failed {
-			a.conflict(fr, Conflict{Path: f.Path(), Hunk: i + 1, Reason: "context does not match and the preimage blob " + f.OldOID + " is not in the repository"})
+			a.conflict(fr, Conflict{Path: f.Path(), Hunk: i + 1, Reason: reason})
 		}
 		return nil, false, nil
 	}

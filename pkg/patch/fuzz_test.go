@@ -9,6 +9,8 @@ var fuzzSeeds = []string{
 	"diff --git a/x b/x\nnew file mode 100644\nindex 0000000..e69de29\n",
 	"diff --git \"a/q\\303\\251\" \"b/q\\303\\251\"\nsimilarity index 90%\nrename from \"q\\303\\251\"\nrename to b\n",
 	"diff --git a/b.bin b/b.bin\nindex 0000000..1111111\nGIT binary patch\nliteral 5\nMcmZ?wbaT?=00A8Vg#Z8m\n\nliteral 0\nHcmV?d00001\n\n",
+	"--- a/t.txt\t2024-01-02 03:04:05.000000000 +0100\n+++ b/t.txt\t1970-01-01 00:00:00.000000000 +0000\n@@ -1 +0,0 @@\n-a\n",
+	"--- /dev/null\n+++ \"b/n\\303\\251\"\n@@ -0,0 +1 @@\n+x\n--- x.orig  Mon Jan  2 15:04:05 2006\n+++ x\n@@ -1 +1 @@\n-a\n+b\n",
 	"From 0123456789012345678901234567890123456789 Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nSubject: [PATCH] s\n\nbody\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n\\ No newline at end of file\n-- \n2.39.2\n",
 }
 
@@ -19,7 +21,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ps, err := Parse(data, ParseOptions{Strip: 1})
+		ps, err := Parse(data, ParseOptions{Strip: 1, GuessStrip: len(data)%2 == 0})
 		if err != nil {
 			return
 		}
@@ -56,7 +58,7 @@ func FuzzApply(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ps, err := Parse(data, ParseOptions{Strip: 1})
+		ps, err := Parse(data, ParseOptions{Strip: 1, GuessStrip: len(data)%2 == 0})
 		if err != nil {
 			return
 		}

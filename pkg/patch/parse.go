@@ -96,6 +96,10 @@ type ParseOptions struct {
 	Source   string // names the input in errors (a file path or "stdin")
 	Strip    int    // leading path components to strip (git apply -p); DefaultStrip for a/ b/
 	MaxBytes int64  // refuse larger inputs; 0 = DefaultMaxBytes
+	// GuessStrip says Strip is a default, not the user's -p: as git apply
+	// does, the first plain unified diff whose two names both lack a "/"
+	// (diff -u old.txt new.txt) switches stripping to 0 for the rest.
+	GuessStrip bool
 }
 
 // Defaults for ParseOptions.
@@ -105,8 +109,10 @@ const (
 )
 
 // Parse reads git-format diffs: `git diff`, `git format-patch` (one or many
-// mbox messages) and `git show` output. It returns one Patch per message, or
-// one for a plain diff. Paths are checked for safety (see CheckPath).
+// mbox messages) and `git show` output, and plain unified diffs (`diff -u`,
+// `diff -ruN`: "---"/"+++" names, no "diff --git" line) as git apply reads
+// them. It returns one Patch per message, or one for a plain diff. Paths are
+// checked for safety (see CheckPath).
 func Parse(data []byte, opts ParseOptions) ([]*Patch, error) {
 	if opts.Source == "" {
 		opts.Source = "patch"
@@ -122,13 +128,14 @@ func Parse(data []byte, opts ParseOptions) ([]*Patch, error) {
 	if opts.Strip < 0 {
 		return nil, &errkind.InputError{Source: opts.Source, Field: "-p", Problem: "strip count must not be negative"}
 	}
-	p := &parser{src: opts.Source, strip: opts.Strip, lines: splitLines(data)}
+	p := &parser{src: opts.Source, strip: opts.Strip, guess: opts.GuessStrip, lines: splitLines(data)}
 	return p.parse()
 }
 
 type parser struct {
 	src   string
 	strip int
+	guess bool // strip is a default that a plain diff's names may change
 	lines []string
 	i     int
 }
@@ -184,15 +191,27 @@ func (p *parser) parse() ([]*Patch, error) {
 				return nil, err
 			}
 			cur.Files = append(cur.Files, f)
-		case strings.HasPrefix(l, "Binary files ") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "GIT binary patch"):
-			return nil, p.errf(p.i+1, "%q outside a \"diff --git\" section", strings.TrimRight(l, "\n"))
+		case p.traditionalStart():
+			if cur == nil {
+				cur = &Patch{}
+				patches = append(patches, cur)
+			}
+			f, err := p.traditional()
+			if err != nil {
+				return nil, err
+			}
+			cur.Files = append(cur.Files, f)
+		case strings.HasPrefix(l, "Binary files ") || strings.HasPrefix(l, "GIT binary patch"):
+			return nil, p.errf(p.i+1, "%q outside a \"diff --git\" section: a plain diff cannot carry a binary change", strings.TrimRight(l, "\n"))
+		case strings.HasPrefix(l, "@@ -"):
+			return nil, p.errf(p.i+1, "hunk %q without a file header (\"diff --git\", or \"---\" and \"+++\" lines)", strings.TrimRight(l, "\n"))
 		default:
 			p.i++
 		}
 	}
 	if len(patches) == 0 {
-		return nil, &errkind.InputError{Source: p.src, Problem: "no git diff found (no \"diff --git\" line)",
-			Hint: "produce the patch with git diff, git format-patch or git show"}
+		return nil, &errkind.InputError{Source: p.src, Problem: "no diff found (no \"diff --git\" section and no \"---\"/\"+++\"/\"@@\" unified diff)",
+			Hint: "produce the patch with git diff, git format-patch, git show or diff -u"}
 	}
 	return patches, nil
 }

@@ -43,7 +43,7 @@ func newPatchApplyCommand(env *Env) *cli.Command {
 			defer repo.Close()
 			return runPatchApply(c.Context, env, repo, patchApplyOptions{
 				Patches: c.Args().Slice(), Base: c.String("base"), ThreeWay: c.Bool("three-way"), WriteConflicts: c.Bool("write-conflicts"),
-				Fuzz: c.Int("fuzz"), Strip: c.Int("p"), MaxSize: c.Int64("max-size"), Commit: c.String("commit"), Message: c.String("m"),
+				Fuzz: c.Int("fuzz"), Strip: stripArg(c), MaxSize: c.Int64("max-size"), Commit: c.String("commit"), Message: c.String("m"),
 				JSON: globalBool(c, flagJSON),
 			})
 		},

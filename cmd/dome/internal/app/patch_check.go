@@ -36,7 +36,7 @@ func newPatchCheckCommand(env *Env) *cli.Command {
 			defer repo.Close()
 			return runPatchCheck(c.Context, env, repo, patchCheckOptions{
 				Patches: c.Args().Slice(), Base: c.String("base"), ThreeWay: c.Bool("three-way"), Fuzz: c.Int("fuzz"),
-				Strip: c.Int("p"), MaxSize: c.Int64("max-size"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
+				Strip: stripArg(c), MaxSize: c.Int64("max-size"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
 	}

@@ -33,7 +33,16 @@ func newPatchCommand(env *Env) *cli.Command {
 
 // Flags shared by the patch commands.
 func patchStripFlag() cli.Flag {
-	return &cli.IntFlag{Name: "p", Value: patch.DefaultStrip, Usage: "strip `N` leading path components (as git apply -p)"}
+	return &cli.IntFlag{Name: "p", Value: patch.DefaultStrip, Usage: "strip `N` leading path components (as git apply -p; default 1, or 0 for a plain diff -u of names without a /)"}
+}
+
+// stripArg is -p as given, or -1 when it was not: then a plain diff whose
+// names have no "/" is read with -p0, as git apply guesses.
+func stripArg(c *cli.Context) int {
+	if !c.IsSet("p") {
+		return -1
+	}
+	return c.Int("p")
 }
 
 func patchMaxSizeFlag() cli.Flag {
@@ -84,7 +93,8 @@ func readInput(env *Env, name string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-// readPatches reads and parses every input in order.
+// readPatches reads and parses every input in order; strip -1 is the
+// default -p1 that a plain diff's names may turn into -p0 (stripArg).
 func readPatches(env *Env, names []string, strip int, max int64) ([]sourcedPatch, error) {
 	if len(names) == 0 {
 		return nil, usagef("name at least one patch file (or - for standard input)")
@@ -99,7 +109,11 @@ func readPatches(env *Env, names []string, strip int, max int64) ([]sourcedPatch
 		if n == "-" {
 			src = "stdin"
 		}
-		ps, err := patch.Parse(data, patch.ParseOptions{Source: src, Strip: strip, MaxBytes: max})
+		opts := patch.ParseOptions{Source: src, Strip: strip, MaxBytes: max}
+		if strip < 0 {
+			opts.Strip, opts.GuessStrip = patch.DefaultStrip, true
+		}
+		ps, err := patch.Parse(data, opts)
 		if err != nil {
 			return nil, err
 		}

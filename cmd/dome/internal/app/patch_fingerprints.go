@@ -39,7 +39,7 @@ func newPatchFingerprintsCommand(env *Env) *cli.Command {
 				}
 				base = h.String()
 			}
-			return runPatchFingerprints(env, patchFingerprintsOptions{Patches: c.Args().Slice(), Base: base, Strip: c.Int("p"), MaxSize: c.Int64("max-size")})
+			return runPatchFingerprints(env, patchFingerprintsOptions{Patches: c.Args().Slice(), Base: base, Strip: stripArg(c), MaxSize: c.Int64("max-size")})
 		},
 	}
 }

@@ -26,7 +26,7 @@ func newPatchOverlapCommand(env *Env) *cli.Command {
 			if c.NArg() != 2 {
 				return usagef("patch overlap takes exactly two patch files")
 			}
-			return runPatchOverlap(env, patchOverlapOptions{A: c.Args().Get(0), B: c.Args().Get(1), Strip: c.Int("p"), MaxSize: c.Int64("max-size"),
+			return runPatchOverlap(env, patchOverlapOptions{A: c.Args().Get(0), B: c.Args().Get(1), Strip: stripArg(c), MaxSize: c.Int64("max-size"),
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet)})
 		},
 	}
