@@ -129,6 +129,9 @@ type TierCommand struct {
 // PromotionPolicy says whether a human must approve, by risk class.
 type PromotionPolicy struct {
 	HumanApproval map[string]bool `json:"human_approval"`
+	// Signature: risk classes whose promotion decision must be signed
+	// (dome stack promote --sign-key). Absent means none.
+	Signature map[string]bool `json:"signature,omitempty"`
 }
 
 // ParsePolicy validates a stack policy against its schema (errors name the

@@ -13,13 +13,15 @@ import (
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/ledger"
+	"github.com/dome-registry/dome/pkg/signing"
 )
 
 // PromoteOptions controls Promote.
 type PromoteOptions struct {
 	ApplyOptions
-	ToRef      string // the ref to fast-forward ("" is the run's target)
-	ApprovedBy string // who approved, where the policy wants a human
+	ToRef      string              // the ref to fast-forward ("" is the run's target)
+	ApprovedBy string              // who approved, where the policy wants a human
+	Key        *signing.PrivateKey // signs the gate and promotion decisions (nil: unsigned)
 }
 
 // PromoteResult is what Promote did.
@@ -82,7 +84,13 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 		d.StackPlanID = st.Plan.StackPlanID
 	}
 	gate := s.evidence(&d, r.log.Events())
-	gateRef, err := s.recordGate(gate, st.Sequence+1)
+	if s.opts.Policy.Promotion.Signature[d.RiskClass] {
+		d.SignatureRequired = true
+		if opts.Key == nil {
+			d.Missing = append(d.Missing, fmt.Sprintf("signature: the policy wants the promotion decision signed for risk class %s (--sign-key KEY)", d.RiskClass))
+		}
+	}
+	gateRef, err := s.recordGate(gate, st.Sequence+1, opts.Key)
 	if err != nil {
 		return res, err
 	}
@@ -98,7 +106,7 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 	d.Allowed = len(d.Missing) == 0
 	b, _ := canonical.Marshal(map[string]any{"run_id": st.RunID, "from_head_ref": d.FromHeadRef, "to_ref": to, "sequence": st.Sequence + 1})
 	d.DecisionID = "promotion-" + canonical.Digest(b)[len("sha256:"):][:16]
-	doc, _, err := Seal(NewHeader(KindPromotionDecision, d.DecisionID, st.RunID, st.WaveID, d.FromHeadRef, s.opts.CreatedAt, s.opts.Producer), d, nil)
+	doc, _, err := Seal(NewHeader(KindPromotionDecision, d.DecisionID, st.RunID, st.WaveID, d.FromHeadRef, s.opts.CreatedAt, s.opts.Producer), d, opts.Key)
 	if err != nil {
 		return res, err
 	}
@@ -247,14 +255,14 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) GateDeci
 	return gate
 }
 
-// recordGate seals gate, writes it as gate/<gate_id>.gate_decision.json and
+// recordGate seals gate (signed when key is not nil), writes it as gate/<gate_id>.gate_decision.json and
 // as the seed's gate/gate.decision.json (the latest), and records
 // gate.computed. It returns the evidence reference for the promotion.
-func (s *stacker) recordGate(gate GateDecision, sequence int64) (EvidenceRef, error) {
+func (s *stacker) recordGate(gate GateDecision, sequence int64, key *signing.PrivateKey) (EvidenceRef, error) {
 	r := s.r
 	b, _ := canonical.Marshal(map[string]any{"run_id": gate.RunID, "head_ref": gate.HeadRef, "sequence": sequence})
 	gate.GateID = "gate-" + canonical.Digest(b)[len("sha256:"):][:16]
-	doc, _, err := Seal(NewHeader(KindGateDecision, gate.GateID, r.State.RunID, r.State.WaveID, gate.HeadRef, s.opts.CreatedAt, s.opts.Producer), gate, nil)
+	doc, _, err := Seal(NewHeader(KindGateDecision, gate.GateID, r.State.RunID, r.State.WaveID, gate.HeadRef, s.opts.CreatedAt, s.opts.Producer), gate, key)
 	if err != nil {
 		return EvidenceRef{}, err
 	}

@@ -2,13 +2,17 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/signing"
 )
 
 // testPolicy is the default policy with quick tiers: fast checks a file of
@@ -88,6 +92,63 @@ func TestValidatePromote(t *testing.T) {
 	}
 	if _, err := ApplyPlan(f.repo, r, opts); !errkind.IsCheck(err) {
 		t.Errorf("apply after promotion: %v", err)
+	}
+	r.Close()
+	f.replayEqual()
+}
+
+// TestPromoteSigned: where the policy wants a signed promotion, promote
+// without a key is refused (and says so); with one, the gate and promotion
+// decisions carry a signature that verifies with the coordinator's key and
+// fails with another.
+func TestPromoteSigned(t *testing.T) {
+	f := newAfix(t, afixFiles())
+	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
+	r := f.open()
+	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
+	f.plan(r, "pa")
+	opts := f.applyOpts()
+	opts.Policy = testPolicy(t)
+	opts.Policy.Validation.RequiredForPromotion = map[string][]string{}
+	opts.Policy.Promotion.Signature = map[string]bool{RiskLow: true, RiskMedium: true, RiskHigh: true}
+	opts.Policy.Promotion.HumanApproval = map[string]bool{}
+	if _, err := ApplyPlan(f.repo, r, opts); err != nil {
+		t.Fatal(err)
+	}
+	f.git.Git("update-ref", "refs/heads/main", f.base)
+
+	_, err := Promote(f.repo, r, PromoteOptions{ApplyOptions: opts})
+	var ce *errkind.CheckError
+	if !errors.As(err, &ce) || len(ce.Details) != 1 || !strings.Contains(ce.Details[0], "signature: the policy wants the promotion decision signed") {
+		t.Fatalf("unsigned promote: %v %+v", err, ce)
+	}
+	if got := f.git.Git("rev-parse", "refs/heads/main"); got != f.base {
+		t.Fatalf("main moved to %s", got)
+	}
+
+	key, err := signing.GenerateKey("coordinator-1", rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := Promote(f.repo, r, PromoteOptions{ApplyOptions: opts, Key: &key})
+	if err != nil || !pr.Promoted || !pr.Decision.SignatureRequired {
+		t.Fatalf("signed promote: %+v %v", pr, err)
+	}
+	trusted, _ := signing.NewTrustedKeys(key.Public())
+	other, _ := signing.GenerateKey("coordinator-1", rand.Reader)
+	impostor, _ := signing.NewTrustedKeys(other.Public())
+	for _, path := range []string{r.Layout.PromotionDecisionPath(), r.Layout.GateDecisionPath()} {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := artifact.Open(doc, artifact.OpenOptions{Trusted: trusted, RequireSignature: true})
+		if err != nil || sealed.Header.KID != "coordinator-1" {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, err := artifact.Open(doc, artifact.OpenOptions{Trusted: impostor, RequireSignature: true}); err == nil {
+			t.Fatalf("%s verifies with another key", path)
+		}
 	}
 	r.Close()
 	f.replayEqual()

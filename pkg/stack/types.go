@@ -382,22 +382,27 @@ type EvidenceRef struct {
 // PromotionDecision states whether from_head_ref may be promoted to to_ref
 // (seed section 8) and on what evidence.
 type PromotionDecision struct {
-	DecisionID     string        `json:"decision_id"`
-	RunID          string        `json:"run_id"`
-	FromHeadRef    string        `json:"from_head_ref"`
-	ToRef          string        `json:"to_ref"`
-	OldTarget      string        `json:"old_target"` // what to_ref pointed at
-	PolicyVersion  string        `json:"policy_version"`
-	RiskClass      string        `json:"risk_class"`
-	RequiredTiers  []string      `json:"required_tiers"`
-	Allowed        bool          `json:"allowed"`
-	Missing        []string      `json:"missing"`
-	Evidence       []EvidenceRef `json:"evidence"`
-	HumanApproval  bool          `json:"human_approval_required"`
-	ApprovedBy     string        `json:"approved_by,omitempty"`
-	StackPlanID    string        `json:"stack_plan_id"`
-	ProposalIDs    []string      `json:"proposal_ids"`
-	IntegrationRef string        `json:"integration_ref"`
+	DecisionID    string        `json:"decision_id"`
+	RunID         string        `json:"run_id"`
+	FromHeadRef   string        `json:"from_head_ref"`
+	ToRef         string        `json:"to_ref"`
+	OldTarget     string        `json:"old_target"` // what to_ref pointed at
+	PolicyVersion string        `json:"policy_version"`
+	RiskClass     string        `json:"risk_class"`
+	RequiredTiers []string      `json:"required_tiers"`
+	Allowed       bool          `json:"allowed"`
+	Missing       []string      `json:"missing"`
+	Evidence      []EvidenceRef `json:"evidence"`
+	HumanApproval bool          `json:"human_approval_required"`
+	ApprovedBy    string        `json:"approved_by,omitempty"`
+	// SignatureRequired: the policy wants this decision signed by the
+	// coordinator for its risk class (the seed's signed evidence chain).
+	// A signed decision carries kid and signature in its header; it cites
+	// every other artifact by digest, so the signature covers the chain.
+	SignatureRequired bool     `json:"signature_required"`
+	StackPlanID       string   `json:"stack_plan_id"`
+	ProposalIDs       []string `json:"proposal_ids"`
+	IntegrationRef    string   `json:"integration_ref"`
 }
 
 // GateDecision is the seed's gate decision: pass or fail with reason codes.

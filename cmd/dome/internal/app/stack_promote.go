@@ -19,6 +19,8 @@ func newStackPromoteCommand(env *Env) *cli.Command {
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), stackPolicyFlag(), createdAtFlag(),
 			&cli.StringFlag{Name: "to", Usage: "the `REF` to fast-forward (default: the run's target, from init)"},
 			&cli.StringFlag{Name: "approved-by", Usage: "`NAME` of the person approving, where the policy requires a human for the head's risk class"},
+			&cli.StringFlag{Name: "sign-key", Usage: "sign the gate and promotion decisions with the Ed25519 private key `FILE` (dome keygen); required where the policy's promotion.signature says so"},
+			&cli.StringFlag{Name: "kid", Usage: "key id `KID` of --sign-key (default: the file name without .key)"},
 		),
 		Action: func(c *cli.Context) error {
 			repo, policy, err := openStack(env, c)
@@ -26,13 +28,20 @@ func newStackPromoteCommand(env *Env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			return runStackPromote(c.Context, env, repo, stackLayout(env, c, repo), policy, c.String("to"), c.String("approved-by"),
-				c.String("created-at"), globalBool(c, flagJSON), globalBool(c, flagQuiet))
+			po := stack.PromoteOptions{ToRef: c.String("to"), ApprovedBy: c.String("approved-by")}
+			if k := c.String("sign-key"); k != "" {
+				key, err := loadPrivateKey(env, k, c.String("kid"))
+				if err != nil {
+					return err
+				}
+				po.Key = &key
+			}
+			return runStackPromote(c.Context, env, repo, stackLayout(env, c, repo), policy, po, c.String("created-at"), globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
 	}
 }
 
-func runStackPromote(_ context.Context, env *Env, repo *gitstore.Repo, l stack.Layout, policy *stack.Policy, to, approvedBy, created string, asJSON, quiet bool) error {
+func runStackPromote(_ context.Context, env *Env, repo *gitstore.Repo, l stack.Layout, policy *stack.Policy, po stack.PromoteOptions, created string, asJSON, quiet bool) error {
 	ao, err := stackApplyOptionsFor(env, policy, created, "stack promote")
 	if err != nil {
 		return err
@@ -42,7 +51,8 @@ func runStackPromote(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		return err
 	}
 	defer r.Close()
-	res, err := stack.Promote(repo, r, stack.PromoteOptions{ApplyOptions: ao, ToRef: to, ApprovedBy: approvedBy})
+	po.ApplyOptions = ao
+	res, err := stack.Promote(repo, r, po)
 	var ce *errkind.CheckError
 	if err != nil && !(errors.As(err, &ce) && res != nil && res.Decision.DecisionID != "") {
 		return err
@@ -57,8 +67,12 @@ func runStackPromote(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		case res.Already:
 			fmt.Fprintf(env.Stdout, "run %s: already promoted: %s at %s\n", l.RunID, d.ToRef, short12(d.FromHeadRef))
 		case res.Promoted:
-			fmt.Fprintf(env.Stdout, "promoted %s to %s (was %s); decision %s, %d evidence artifacts\n", short12(d.FromHeadRef), d.ToRef, orNone(short12(d.OldTarget)),
-				d.DecisionID, len(d.Evidence))
+			signed := ""
+			if po.Key != nil {
+				signed = ", signed by " + po.Key.KID
+			}
+			fmt.Fprintf(env.Stdout, "promoted %s to %s (was %s); decision %s, %d evidence artifacts%s\n", short12(d.FromHeadRef), d.ToRef, orNone(short12(d.OldTarget)),
+				d.DecisionID, len(d.Evidence), signed)
 		default:
 			fmt.Fprintf(env.Stdout, "refused: %s to %s; decision %s\n", short12(d.FromHeadRef), d.ToRef, d.DecisionID)
 			for _, m := range d.Missing {
