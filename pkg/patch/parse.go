@@ -181,22 +181,16 @@ func (p *parser) parse() ([]*Patch, error) {
 			patches = append(patches, cur)
 			p.i++
 			p.showHeader(&cur.Header)
-		case strings.HasPrefix(l, "diff --git "):
+		case strings.HasPrefix(l, "diff --git "), p.traditionalStart():
 			if cur == nil {
 				cur = &Patch{}
 				patches = append(patches, cur)
 			}
-			f, err := p.file()
-			if err != nil {
-				return nil, err
+			read := p.file
+			if !strings.HasPrefix(l, "diff --git ") {
+				read = p.traditional // a plain unified diff (diff -u)
 			}
-			cur.Files = append(cur.Files, f)
-		case p.traditionalStart():
-			if cur == nil {
-				cur = &Patch{}
-				patches = append(patches, cur)
-			}
-			f, err := p.traditional()
+			f, err := read()
 			if err != nil {
 				return nil, err
 			}
