@@ -20,7 +20,7 @@ import (
 func newPatchCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "patch",
-		Usage: "parse, check and apply git diffs straight to the object store; patch ids, fingerprints, overlap",
+		Usage: "parse, check and apply git diffs (and plain diff -u output) straight to the object store; patch ids, fingerprints, overlap",
 		Subcommands: []*cli.Command{
 			newPatchApplyCommand(env),
 			newPatchCheckCommand(env),
