@@ -165,40 +165,41 @@ func ParseLockRequest(s string) (LockRequest, error) {
 var ErrNoMatch = errors.New("NO_MATCHING_VERSION")
 
 // ResolveEntry pins one request: the highest version in range whose record
-// verifies against keys. A version in range that does not verify is an error
+// verifies against keys (a deprecated one only when no other is in range;
+// the returned record's Deprecation says so). A version in range that does not verify is an error
 // (wrapping ErrBadSignature or ErrUnknownKeyID): a lock never silently skips
 // a tampered version.
-func ResolveEntry(ctx context.Context, store Store, req LockRequest, keys *signing.TrustedKeys) (LockEntry, Verification, error) {
-	versions, err := versionsOf(ctx, store, req.Name)
+func ResolveEntry(ctx context.Context, store Store, req LockRequest, keys *signing.TrustedKeys) (LockEntry, Record, error) {
+	sum, err := summaryOf(ctx, store, req.Name)
 	if err != nil {
-		return LockEntry{}, Verification{}, err
+		return LockEntry{}, Record{}, err
 	}
-	v, ok := req.Range.Resolve(versions)
+	v, ok := req.Range.Resolve(sum.Versions, sum.Deprecated)
 	if !ok {
-		return LockEntry{}, Verification{}, fmt.Errorf("%s@%s: none of the published versions (%s) is in the range: %w", req.Name, req.Range, strings.Join(versions, ", "), ErrNoMatch)
+		return LockEntry{}, Record{}, fmt.Errorf("%s@%s: none of the published versions (%s) is in the range: %w", req.Name, req.Range, strings.Join(sum.Versions, ", "), ErrNoMatch)
 	}
 	rec, err := store.Get(ctx, req.Name, v)
 	if err != nil {
-		return LockEntry{}, Verification{}, err
+		return LockEntry{}, Record{}, err
 	}
 	vr := VerifyRecord(rec, keys)
 	if !vr.Verified {
-		return LockEntry{}, vr, fmt.Errorf("%s@%s resolves to %s, which does not verify: %w", req.Name, req.Range, v, vr.Err)
+		return LockEntry{}, rec, fmt.Errorf("%s@%s resolves to %s, which does not verify: %w", req.Name, req.Range, v, vr.Err)
 	}
-	return LockEntry{Name: req.Name, Range: req.Range.String(), Version: v, Hash: rec.Hash, KID: vr.KID, Revision: rec.Revision}, vr, nil
+	return LockEntry{Name: req.Name, Range: req.Range.String(), Version: v, Hash: rec.Hash, KID: vr.KID, Revision: rec.Revision}, rec, nil
 }
 
-func versionsOf(ctx context.Context, store Store, name string) ([]string, error) {
+func summaryOf(ctx context.Context, store Store, name string) (Summary, error) {
 	list, err := store.List(ctx)
 	if err != nil {
-		return nil, err
+		return Summary{}, err
 	}
 	for _, s := range list {
 		if s.Name == name {
-			return s.Versions, nil
+			return s, nil
 		}
 	}
-	return nil, fmt.Errorf("action %q: %w", name, ErrActionNotFound)
+	return Summary{}, fmt.Errorf("action %q: %w", name, ErrActionNotFound)
 }
 
 // LockFinding is something CheckLock found about one entry.
@@ -211,7 +212,8 @@ type LockFinding struct {
 // CheckLock checks that every entry of a lock still holds: its version is
 // in its range, is published with the locked hash (and, git store, by the
 // locked commit) and verifies against keys with the locked kid. A newer
-// version in range is a note, not a problem: a lock pins until re-locked.
+// version in range, or a locked version since deprecated, is a note, not a
+// problem: a lock pins until re-locked.
 func CheckLock(ctx context.Context, store Store, l *Lock, keys *signing.TrustedKeys) ([]LockFinding, error) {
 	var out []LockFinding
 	problem := func(name, format string, a ...any) {
@@ -221,9 +223,9 @@ func CheckLock(ctx context.Context, store Store, l *Lock, keys *signing.TrustedK
 	if err != nil {
 		return nil, err
 	}
-	versions := map[string][]string{}
+	sums := map[string]Summary{}
 	for _, s := range list {
-		versions[s.Name] = s.Versions
+		sums[s.Name] = s
 	}
 	for _, e := range l.Actions {
 		r, err := ParseRange(e.Range)
@@ -252,8 +254,13 @@ func CheckLock(ctx context.Context, store Store, l *Lock, keys *signing.TrustedK
 		case vr.KID != e.KID:
 			problem(e.Name, "%s@%s is signed by %q, the lock says %q", e.Name, e.Version, vr.KID, e.KID)
 		}
-		if now, ok := r.Resolve(versions[e.Name]); ok && now != e.Version && CompareVersions(now, e.Version) > 0 {
+		sum := sums[e.Name]
+		now, ok := r.Resolve(sum.Versions, sum.Deprecated)
+		if ok && now != e.Version && (CompareVersions(now, e.Version) > 0 || rec.Deprecation != nil) {
 			out = append(out, LockFinding{Name: e.Name, Detail: fmt.Sprintf("%s@%s now resolves to %s (locked: %s); run dome action lock to update", e.Name, e.Range, now, e.Version)})
+		}
+		if rec.Deprecation != nil {
+			out = append(out, LockFinding{Name: e.Name, Detail: fmt.Sprintf("%s@%s is deprecated: %s", e.Name, e.Version, rec.Deprecation.Reason)})
 		}
 	}
 	return out, nil

@@ -33,13 +33,29 @@ func (m memStore) List(context.Context) ([]Summary, error) {
 	var out []Summary
 	for n, vs := range m {
 		s := Summary{Name: n}
-		for v := range vs {
+		for v, r := range vs {
 			s.Versions = append(s.Versions, v)
+			if r.Deprecation != nil {
+				if s.Deprecated == nil {
+					s.Deprecated = map[string]string{}
+				}
+				s.Deprecated[v] = r.Deprecation.Reason
+			}
 		}
 		SortVersions(s.Versions)
+		s.LatestVersion = LatestVersion(s.Versions, s.Deprecated)
 		out = append(out, s)
 	}
 	return out, nil
+}
+func (m memStore) Deprecate(ctx context.Context, n, v string, d *Deprecation) (Record, error) {
+	r, err := m.Get(ctx, n, v)
+	if err != nil {
+		return r, err
+	}
+	r.Deprecation = d
+	m[n][v] = r
+	return r, nil
 }
 func (memStore) Ready(context.Context) error { return nil }
 func (memStore) Close() error                { return nil }

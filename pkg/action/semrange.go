@@ -229,17 +229,28 @@ func (r Range) Match(v string) bool {
 }
 
 // Resolve returns the highest of versions in the range ("latest": the
-// LatestVersion rule), and false when none matches.
-func (r Range) Resolve(versions []string) (string, bool) {
+// LatestVersion rule), and false when none matches. A deprecated version
+// (deprecated[v] set) is picked only when no other version matches.
+func (r Range) Resolve(versions []string, deprecated map[string]string) (string, bool) {
 	if r.latest {
-		v := LatestVersion(versions)
+		v := LatestVersion(versions, deprecated)
 		return v, v != ""
 	}
-	best := ""
+	best, bestDep := "", ""
 	for _, v := range versions {
-		if r.Match(v) && (best == "" || CompareVersions(v, best) > 0) {
+		if !r.Match(v) {
+			continue
+		}
+		if _, dep := deprecated[v]; dep {
+			if bestDep == "" || CompareVersions(v, bestDep) > 0 {
+				bestDep = v
+			}
+		} else if best == "" || CompareVersions(v, best) > 0 {
 			best = v
 		}
+	}
+	if best == "" {
+		best = bestDep
 	}
 	return best, best != ""
 }

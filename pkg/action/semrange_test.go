@@ -45,8 +45,28 @@ func TestRange_Resolve(t *testing.T) {
 			t.Errorf("ParseRange(%q): %v", tc.rng, err)
 			continue
 		}
-		got, ok := r.Resolve(published)
+		got, ok := r.Resolve(published, nil)
 		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("%q resolves to %q, want %q", tc.rng, got, tc.want)
+		}
+	}
+}
+
+// A deprecated version is picked only when nothing else is in range.
+func TestRange_ResolveSkipsDeprecated(t *testing.T) {
+	deprecated := map[string]string{"1.9.9": "broken, use 1.9.8", "2.3.1": "use 2.3.0", "0.1.5": "x", "0.1.0": "y"}
+	for _, tc := range []struct{ rng, want string }{
+		{"latest", "2.3.0"},
+		{"^1.0.0", "1.9.8"},
+		{"1.9.9", "1.9.9"},  // an exact pin still resolves
+		{"^0.1.0", "0.1.5"}, // every version in range is deprecated: the highest
+		{">2.3.0", "2.3.1"},
+	} {
+		r, err := ParseRange(tc.rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := r.Resolve(append(published, "1.9.8", "2.3.0"), deprecated); got != tc.want {
 			t.Errorf("%q resolves to %q, want %q", tc.rng, got, tc.want)
 		}
 	}

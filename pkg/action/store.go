@@ -3,6 +3,10 @@ package action
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // PayloadType is the DSSE payload type every action schema signature is made
@@ -25,14 +29,50 @@ type Record struct {
 	// Revision names where the record lives: the git commit that added it
 	// (git store) or "" (Postgres).
 	Revision string
+	// Deprecation is the version's deprecation, if any: metadata beside the
+	// immutable document, which it never changes.
+	Deprecation *Deprecation
+}
+
+// Deprecation marks a published version as one not to use any more. The
+// version stays published, immutable and resolvable by an exact pin; it is
+// no longer an action's latest_version nor picked for a range while another
+// version qualifies.
+type Deprecation struct {
+	Reason string `json:"reason"` // why, and what to use instead; never empty
+}
+
+// MaxDeprecationReason bounds a deprecation reason, in bytes.
+const MaxDeprecationReason = 1024
+
+// CheckDeprecation checks a deprecation to set (nil, to clear, is fine): a
+// reason that is not blank, at most MaxDeprecationReason bytes of UTF-8
+// without control characters.
+func CheckDeprecation(d *Deprecation) error {
+	if d == nil {
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(d.Reason) == "":
+		return fmt.Errorf("%w: a deprecation needs a reason (say what to use instead)", ErrInvalid)
+	case len(d.Reason) > MaxDeprecationReason:
+		return fmt.Errorf("%w: the deprecation reason is %d bytes, over %d", ErrInvalid, len(d.Reason), MaxDeprecationReason)
+	case !utf8.ValidString(d.Reason):
+		return fmt.Errorf("%w: the deprecation reason is not UTF-8", ErrInvalid)
+	case strings.IndexFunc(d.Reason, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: the deprecation reason has a control character", ErrInvalid)
+	}
+	return nil
 }
 
 // Summary is one action in a listing.
 type Summary struct {
 	Name          string
-	LatestVersion string   // by SemVer precedence (LatestVersion)
+	LatestVersion string   // by SemVer precedence, deprecated versions last (LatestVersion)
 	Versions      []string // sorted by SemVer precedence, lowest first
 	Description   string   // the latest version's "description", "" if none
+	// Deprecated maps each deprecated version to its reason (nil: none).
+	Deprecated map[string]string
 }
 
 // PublishResult says what a publish did.
@@ -59,6 +99,11 @@ type Store interface {
 	Get(ctx context.Context, name, version string) (Record, error)
 	// List returns every action sorted by name.
 	List(ctx context.Context) ([]Summary, error)
+	// Deprecate sets (d != nil) or clears (d == nil) the deprecation of one
+	// stored version and returns the record as it now is; the document and
+	// its hash never change. Unknown name or version: as Get. Setting the
+	// same deprecation again changes nothing.
+	Deprecate(ctx context.Context, name, version string, d *Deprecation) (Record, error)
 	// Ready reports whether the store can serve (for /readyz).
 	Ready(ctx context.Context) error
 	Close() error

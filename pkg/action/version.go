@@ -113,7 +113,21 @@ func SortVersions(versions []string) {
 // release always wins over any pre-release for "latest": with 1.1.0 and
 // 2.0.0-rc.1 published the latest is 1.1.0 (the rule of Go's "@latest"
 // module query). Invalid versions are ignored; "" when none is valid.
-func LatestVersion(versions []string) string {
+//
+// Deprecated versions (deprecated[v] set) count only when every version is
+// deprecated.
+func LatestVersion(versions []string, deprecated map[string]string) string {
+	if len(deprecated) > 0 {
+		var live []string
+		for _, v := range versions {
+			if _, dep := deprecated[v]; !dep {
+				live = append(live, v)
+			}
+		}
+		if l := LatestVersion(live, nil); l != "" {
+			return l
+		}
+	}
 	best, bestPre := "", ""
 	for _, v := range versions {
 		if CheckVersion(v) != nil {

@@ -90,8 +90,27 @@ func TestLatestVersion(t *testing.T) {
 		{[]string{"2.0.0-rc.1", "2.0.0"}, "2.0.0"},
 		{[]string{"x", "0.1.0"}, "0.1.0"},
 	} {
-		if got := LatestVersion(tc.in); got != tc.want {
+		if got := LatestVersion(tc.in, nil); got != tc.want {
 			t.Errorf("LatestVersion(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// deprecated versions count only when every version is deprecated
+	for _, tc := range []struct {
+		in         []string
+		deprecated []string
+		want       string
+	}{
+		{[]string{"1.0.0", "1.1.0"}, []string{"1.1.0"}, "1.0.0"},
+		{[]string{"1.0.0", "1.1.0", "2.0.0-rc.1"}, []string{"1.0.0", "1.1.0"}, "2.0.0-rc.1"},
+		{[]string{"1.0.0", "1.1.0"}, []string{"1.0.0", "1.1.0"}, "1.1.0"},
+		{[]string{"1.0.0", "1.1.0"}, []string{"9.9.9"}, "1.1.0"},
+	} {
+		dep := map[string]string{}
+		for _, v := range tc.deprecated {
+			dep[v] = "reason"
+		}
+		if got := LatestVersion(tc.in, dep); got != tc.want {
+			t.Errorf("LatestVersion(%v, deprecated %v) = %q, want %q", tc.in, tc.deprecated, got, tc.want)
 		}
 	}
 }

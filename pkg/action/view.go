@@ -17,6 +17,9 @@ type View struct {
 	Hash      string             `json:"hash"`
 	Signature *signing.Signature `json:"signature"`
 	Verified  bool               `json:"verified"`
+	// Deprecated and DeprecationReason appear only for a deprecated version.
+	Deprecated        bool   `json:"deprecated,omitempty"`
+	DeprecationReason string `json:"deprecation_reason,omitempty"`
 }
 
 // NewView builds the View of a record and its verification. Stored bytes
@@ -24,6 +27,9 @@ type View struct {
 // signature.
 func NewView(rec Record, v Verification) View {
 	out := View{Name: rec.Name, Version: rec.Version, Hash: rec.Hash, Verified: v.Verified, Schema: json.RawMessage("null")}
+	if rec.Deprecation != nil {
+		out.Deprecated, out.DeprecationReason = true, rec.Deprecation.Reason
+	}
 	if e, err := signing.SplitEmbedded(rec.Document); err == nil {
 		out.Schema = json.RawMessage(e.Payload)
 		out.Signature = e.Signature

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path"
 	"slices"
@@ -187,35 +188,75 @@ func (s *Store) Publish(ctx context.Context, rec action.Record) (action.PublishR
 	rec.Document = bytes.Clone(rec.Document)
 	file := FilePath(rec.Name, rec.Version)
 
+	var res action.PublishResult
+	err = s.retry(ctx, fmt.Sprintf("publish %s@%s", rec.Name, rec.Version), func() (bool, error) {
+		r, done, err := s.tryPublish(ctx, rec, file)
+		res = r
+		return done, err
+	})
+	if err != nil {
+		return action.PublishResult{}, err
+	}
+	return res, nil
+}
+
+// retry runs attempt until it gives a final answer (done, or an error that
+// is not a lost race), serialized with this Store's other writes. A lost race
+// (another writer moved the branch or holds its lock) is retried with
+// jittered backoff for up to MaxWait.
+func (s *Store) retry(ctx context.Context, what string, attempt func() (done bool, err error)) error {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	deadline := time.Now().Add(s.opts.MaxWait)
 	var lastErr error
-	for attempt := 0; ; attempt++ {
+	for n := 0; ; n++ {
 		if err := ctx.Err(); err != nil {
-			return action.PublishResult{}, err
+			return err
 		}
-		res, done, err := s.tryPublish(ctx, rec, file)
+		done, err := attempt()
 		if done || err == nil {
-			return res, err
+			return err
 		}
-		if !errors.Is(err, gitstore.ErrRefChanged) && !errors.Is(err, gitstore.ErrRefExists) {
-			return action.PublishResult{}, err
+		if !isLostRace(err) {
+			return err
 		}
 		lastErr = err
 		if time.Now().After(deadline) {
-			return action.PublishResult{}, fmt.Errorf("publish %s@%s: branch %s kept moving or stayed locked for %s (%d attempts); if no publisher is running, remove a stale %s.lock: %w",
-				rec.Name, rec.Version, s.branch, s.opts.MaxWait, attempt+1, s.branch, lastErr)
+			return fmt.Errorf("%s: branch %s kept moving or stayed locked for %s (%d attempts); if no publisher is running, remove a stale %s.lock: %w",
+				what, s.branch, s.opts.MaxWait, n+1, s.branch, lastErr)
 		}
 		// Someone else moved the branch (or holds its lock): back off a
-		// little, with jitter so that racing publishers spread out.
-		wait := time.Duration(rand.Int64N(int64(time.Millisecond)*int64(min(attempt+1, 20)))) + 100*time.Microsecond
+		// little, with jitter so that racing writers spread out.
+		wait := time.Duration(rand.Int64N(int64(time.Millisecond)*int64(min(n+1, 20)))) + 100*time.Microsecond
 		select {
 		case <-ctx.Done():
-			return action.PublishResult{}, ctx.Err()
+			return ctx.Err()
 		case <-time.After(wait):
 		}
 	}
+}
+
+// commit writes a commit of newTree (tree with one file changed: blob, or
+// ZeroHash for a deletion) on head, makes the new objects durable and moves
+// the branch from head to it by compare-and-swap. A lost race comes back as
+// gitstore.ErrRefChanged or ErrRefExists.
+func (s *Store) commit(head, tree, newTree, blob gitstore.Hash, msg string) (gitstore.Hash, error) {
+	sig := gitstore.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: s.opts.Now()}
+	var parents []gitstore.Hash
+	if !head.IsZero() {
+		parents = []gitstore.Hash{head}
+	}
+	commit, err := s.repo.WriteCommit(gitstore.CommitSpec{Tree: newTree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if err := s.syncNewObjects(blob, tree, newTree, commit); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if err := s.repo.UpdateRef(s.branch, commit, head); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return commit, nil
 }
 
 // tryPublish makes one attempt at the current head. done reports a final
@@ -257,27 +298,15 @@ func (s *Store) tryPublish(ctx context.Context, rec action.Record, file string) 
 	if err != nil {
 		return res, true, fmt.Errorf("publish %s@%s: %w", rec.Name, rec.Version, err)
 	}
-	when := s.opts.Now()
-	sig := gitstore.Signature{Name: s.opts.Committer.Name, Email: s.opts.Committer.Email, When: when}
-	var parents []gitstore.Hash
-	if !head.IsZero() {
-		parents = []gitstore.Hash{head}
-	}
 	d, _ := action.ParseDocument(rec.Document)
 	kid := "-"
 	if d != nil && d.Signature != nil {
 		kid = d.Signature.KID
 	}
 	msg := fmt.Sprintf("publish %s@%s\n\nhash: %s\nkid: %s\n", rec.Name, rec.Version, rec.Hash, kid)
-	commit, err := s.repo.WriteCommit(gitstore.CommitSpec{Tree: newTree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+	commit, err := s.commit(head, tree, newTree, blob, msg)
 	if err != nil {
-		return res, true, err
-	}
-	if err := s.syncNewObjects(blob, tree, newTree, commit); err != nil {
-		return res, true, err
-	}
-	if err := s.repo.UpdateRef(s.branch, commit, head); err != nil {
-		return res, false, err
+		return res, !isLostRace(err), err
 	}
 	rec.Revision = commit.String()
 	desc := ""
@@ -288,10 +317,18 @@ func (s *Store) tryPublish(ctx context.Context, rec action.Record, file string) 
 	return action.PublishResult{Created: true, Record: cloneRecord(rec)}, true, nil
 }
 
-// syncNewObjects fsyncs the blob, the commit and the trees on the path to
-// the new file (the only trees a publish writes).
+// isLostRace reports an error of a ref update that another writer won.
+func isLostRace(err error) bool {
+	return errors.Is(err, gitstore.ErrRefChanged) || errors.Is(err, gitstore.ErrRefExists)
+}
+
+// syncNewObjects fsyncs the blob (unless ZeroHash), the commit and the trees
+// on the path to the changed file (the only trees a write makes).
 func (s *Store) syncNewObjects(blob, oldTree, newTree, commit gitstore.Hash) error {
-	ids := []gitstore.Hash{blob, newTree, commit}
+	ids := []gitstore.Hash{newTree, commit}
+	if !blob.IsZero() {
+		ids = append(ids, blob)
+	}
 	parts := strings.Split(Dir, "/")
 	cur := newTree
 	for _, p := range parts {
@@ -361,7 +398,14 @@ func (s *Store) Get(ctx context.Context, name, version string) (action.Record, e
 	if !ok {
 		return action.Record{}, fmt.Errorf("action %q has no version %q (versions: %s): %w", name, version, strings.Join(snap.versions(name), ", "), action.ErrVersionNotFound)
 	}
-	return s.record(ctx, snap.head, name, version, blob)
+	rec, err := s.record(ctx, snap.head, name, version, blob)
+	if err != nil {
+		return rec, err
+	}
+	if reason, ok := snap.deprecated[name][version]; ok {
+		rec.Deprecation = &action.Deprecation{Reason: reason}
+	}
+	return rec, nil
 }
 
 // record reads name@version from its blob and finds the commit that added
@@ -391,6 +435,7 @@ func (s *Store) List(ctx context.Context) ([]action.Summary, error) {
 	out := make([]action.Summary, len(snap.list))
 	for i, sum := range snap.list {
 		sum.Versions = slices.Clone(sum.Versions)
+		sum.Deprecated = maps.Clone(sum.Deprecated)
 		out[i] = sum
 	}
 	return out, nil
@@ -400,7 +445,15 @@ func (s *Store) summaries(snap *snapshot) ([]action.Summary, error) {
 	out := make([]action.Summary, 0, len(snap.actions))
 	for _, name := range snap.names {
 		sum := action.Summary{Name: name, Versions: snap.versions(name)}
-		sum.LatestVersion = action.LatestVersion(sum.Versions)
+		for v, reason := range snap.deprecated[name] {
+			if _, published := snap.actions[name][v]; published {
+				if sum.Deprecated == nil {
+					sum.Deprecated = map[string]string{}
+				}
+				sum.Deprecated[v] = reason
+			}
+		}
+		sum.LatestVersion = action.LatestVersion(sum.Versions, sum.Deprecated)
 		if sum.LatestVersion != "" {
 			cd, err := s.doc(snap.actions[name][sum.LatestVersion])
 			if err != nil {
@@ -415,9 +468,10 @@ func (s *Store) summaries(snap *snapshot) ([]action.Summary, error) {
 
 // snapshot is what the store knows about one head commit.
 type snapshot struct {
-	head    gitstore.Hash
-	actions map[string]map[string]gitstore.Hash // name -> version -> blob
-	names   []string                            // sorted
+	head       gitstore.Hash
+	actions    map[string]map[string]gitstore.Hash // name -> version -> blob
+	names      []string                            // sorted
+	deprecated map[string]map[string]string        // name -> version -> reason
 
 	listOnce sync.Once
 	list     []action.Summary
@@ -470,7 +524,12 @@ func (s *Store) buildSnapshot(head gitstore.Hash) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("branch %s at %s: %w", s.branch, head.Short(), err)
 	}
+	var deps []actionFile
 	for _, f := range files {
+		if f.version == "" {
+			deps = append(deps, f)
+			continue
+		}
 		if sn.actions[f.name] == nil {
 			sn.actions[f.name] = map[string]gitstore.Hash{}
 			sn.names = append(sn.names, f.name)
@@ -478,17 +537,30 @@ func (s *Store) buildSnapshot(head gitstore.Hash) (*snapshot, error) {
 		sn.actions[f.name][f.version] = f.blob
 	}
 	slices.Sort(sn.names)
+	for _, f := range deps {
+		m, err := s.readDeprecations(f.blob, f.name)
+		if err != nil {
+			return nil, fmt.Errorf("branch %s at %s: %w", s.branch, head.Short(), err)
+		}
+		if len(m) > 0 {
+			if sn.deprecated == nil {
+				sn.deprecated = map[string]map[string]string{}
+			}
+			sn.deprecated[f.name] = m
+		}
+	}
 	return sn, nil
 }
 
 type actionFile struct {
-	name, version string
+	name, version string // version "": the action's DeprecationsFile
 	blob          gitstore.Hash
 }
 
-// actionFiles lists Dir/<name>/<version>.json in a commit tree. Entries
-// that do not follow the layout (a README, a file with an invalid name or
-// version, a nested folder) are not actions and are left out.
+// actionFiles lists Dir/<name>/<version>.json and Dir/<name>/deprecations.json
+// in a commit tree. Entries that do not follow the layout (a README, a file
+// with an invalid name or version, a nested folder) are not actions and are
+// left out.
 func (s *Store) actionFiles(tree gitstore.Hash) ([]actionFile, error) {
 	dir, err := s.repo.EntryAt(tree, Dir)
 	if errors.Is(err, gitstore.ErrNotFound) {
@@ -518,9 +590,10 @@ func (s *Store) actionFilesIn(dir gitstore.Hash) ([]actionFile, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			v, ok := versionOf(f)
-			if ok {
+			if v, ok := versionOf(f); ok {
 				out = append(out, actionFile{name: n.Name, version: v, blob: f.Hash})
+			} else if f.Name == DeprecationsFile && f.Mode.IsRegular() {
+				out = append(out, actionFile{name: n.Name, blob: f.Hash})
 			}
 		}
 	}

@@ -68,8 +68,11 @@ func (w *twoStores) Get(ctx context.Context, n, v string) (action.Record, error)
 	return w.pick().Get(ctx, n, v)
 }
 func (w *twoStores) List(ctx context.Context) ([]action.Summary, error) { return w.pick().List(ctx) }
-func (w *twoStores) Ready(ctx context.Context) error                    { return w.pick().Ready(ctx) }
-func (w *twoStores) Close() error                                       { return errors.Join(w.s[0].Close(), w.s[1].Close()) }
+func (w *twoStores) Deprecate(ctx context.Context, n, v string, d *action.Deprecation) (action.Record, error) {
+	return w.pick().Deprecate(ctx, n, v, d)
+}
+func (w *twoStores) Ready(ctx context.Context) error { return w.pick().Ready(ctx) }
+func (w *twoStores) Close() error                    { return errors.Join(w.s[0].Close(), w.s[1].Close()) }
 
 func TestConformance_RepositoryOpenedTwice(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) action.Store {

@@ -172,10 +172,11 @@ RETURNING id`, rec.Name, rec.Version, r.schemaJSON, rec.Document, rec.Hash, r.si
 // recorded at publish time.
 func (s *Store) Get(ctx context.Context, name, version string) (action.Record, error) {
 	var doc []byte
-	var hash *string
-	err := s.pool.QueryRow(ctx, `SELECT v.document, v.hash
+	var hash, reason *string
+	var deprecated *bool
+	err := s.pool.QueryRow(ctx, `SELECT v.document, v.hash, v.deprecated, v.deprecation_reason
 FROM actions a LEFT JOIN action_versions v ON v.name = a.name AND v.version = $2
-WHERE a.name = $1`, name, version).Scan(&doc, &hash)
+WHERE a.name = $1`, name, version).Scan(&doc, &hash, &deprecated, &reason)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return action.Record{}, fmt.Errorf("action %q: %w", name, action.ErrActionNotFound)
@@ -184,7 +185,36 @@ WHERE a.name = $1`, name, version).Scan(&doc, &hash)
 	case hash == nil:
 		return action.Record{}, fmt.Errorf("action %q has no version %q (versions: %s): %w", name, version, strings.Join(s.versions(ctx, name), ", "), action.ErrVersionNotFound)
 	}
-	return action.Record{Name: name, Version: version, Document: doc, Hash: *hash}, nil
+	rec := action.Record{Name: name, Version: version, Document: doc, Hash: *hash}
+	if deprecated != nil && *deprecated {
+		rec.Deprecation = &action.Deprecation{Reason: deref(reason)}
+	}
+	return rec, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Deprecate sets or clears the deprecation of name@version (see
+// action.Store) in one UPDATE; an unchanged row is not written (so watchers
+// are not told of a change that is none).
+func (s *Store) Deprecate(ctx context.Context, name, version string, d *action.Deprecation) (action.Record, error) {
+	if err := action.CheckDeprecation(d); err != nil {
+		return action.Record{}, err
+	}
+	var reason *string
+	if d != nil {
+		reason = &d.Reason
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE action_versions SET deprecated = $3, deprecation_reason = $4
+WHERE name = $1 AND version = $2 AND (deprecated, deprecation_reason) IS DISTINCT FROM ($3, $4)`, name, version, d != nil, reason); err != nil {
+		return action.Record{}, fmt.Errorf("postgres: deprecate %s@%s: %w", name, version, err)
+	}
+	return s.Get(ctx, name, version)
 }
 
 // versions returns the versions of name by SemVer precedence, for messages
@@ -206,23 +236,26 @@ func (s *Store) versions(ctx context.Context, name string) []string {
 // its latest version (action.LatestVersion) and that version's description.
 func (s *Store) List(ctx context.Context) ([]action.Summary, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name, version, description,
-    CASE WHEN description IS NULL THEN document END
+    CASE WHEN description IS NULL THEN document END, deprecated, deprecation_reason
 FROM action_versions`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list: %w", err)
 	}
 	type ver struct {
 		version, description string
+		deprecated           bool
+		reason               string
 	}
 	byName := map[string][]ver{}
 	for rows.Next() {
 		var name, version string
-		var desc *string
+		var desc, reason *string
 		var doc []byte
-		if err := rows.Scan(&name, &version, &desc, &doc); err != nil {
+		var deprecated bool
+		if err := rows.Scan(&name, &version, &desc, &doc, &deprecated, &reason); err != nil {
 			return nil, fmt.Errorf("postgres: list: %w", err)
 		}
-		v := ver{version: version}
+		v := ver{version: version, deprecated: deprecated, reason: deref(reason)}
 		if desc != nil {
 			v.description = *desc
 		} else if d, err := action.ParseDocument(doc); err == nil {
@@ -238,9 +271,15 @@ FROM action_versions`)
 		sum := action.Summary{Name: name, Versions: make([]string, len(vs))}
 		for i, v := range vs {
 			sum.Versions[i] = v.version
+			if v.deprecated {
+				if sum.Deprecated == nil {
+					sum.Deprecated = map[string]string{}
+				}
+				sum.Deprecated[v.version] = v.reason
+			}
 		}
 		action.SortVersions(sum.Versions)
-		sum.LatestVersion = action.LatestVersion(sum.Versions)
+		sum.LatestVersion = action.LatestVersion(sum.Versions, sum.Deprecated)
 		for _, v := range vs {
 			if v.version == sum.LatestVersion {
 				sum.Description = v.description

@@ -372,8 +372,8 @@ func TestList_SemVerOrderAndLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(list)
-	want := `[{"Name":"a.first","LatestVersion":"0.1.0","Versions":["0.1.0"],"Description":""},` +
-		`{"Name":"files.move","LatestVersion":"1.10.0","Versions":["1.2.0-beta","1.2.0","1.9.3","1.10.0","2.0.0-rc.1"],"Description":"move 1.10.0"}]`
+	want := `[{"Name":"a.first","LatestVersion":"0.1.0","Versions":["0.1.0"],"Description":"","Deprecated":null},` +
+		`{"Name":"files.move","LatestVersion":"1.10.0","Versions":["1.2.0-beta","1.2.0","1.9.3","1.10.0","2.0.0-rc.1"],"Description":"move 1.10.0","Deprecated":null}]`
 	if string(got) != want {
 		t.Fatalf("List:\n%s\nwant\n%s", got, want)
 	}

@@ -219,10 +219,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // --- reads
 
 type summaryBody struct {
-	Name          string   `json:"name"`
-	LatestVersion string   `json:"latest_version"`
-	Versions      []string `json:"versions"`
-	Description   string   `json:"description,omitempty"`
+	Name          string            `json:"name"`
+	LatestVersion string            `json:"latest_version"`
+	Versions      []string          `json:"versions"`
+	Description   string            `json:"description,omitempty"`
+	Deprecated    map[string]string `json:"deprecated,omitempty"` // version -> reason
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
@@ -245,7 +246,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		if vs == nil {
 			vs = []string{}
 		}
-		items = append(items, summaryBody{Name: s.Name, LatestVersion: s.LatestVersion, Versions: vs, Description: s.Description})
+		items = append(items, summaryBody{Name: s.Name, LatestVersion: s.LatestVersion, Versions: vs, Description: s.Description, Deprecated: s.Deprecated})
 	}
 	b, err := json.Marshal(struct {
 		Items []summaryBody `json:"items"`

@@ -102,7 +102,7 @@ func TestAPI_HealthAndReadiness(t *testing.T) {
 			t.Errorf("%s: %d %s", p, r.status, r.body)
 		}
 	}
-	s.notReady = errors.New("connection refused")
+	s.SetNotReady(errors.New("connection refused"))
 	wantStatus(t, "readyz", e.do("GET", "/readyz", nil, nil), 503, "NOT_READY")
 	if r := e.do("GET", "/healthz", nil, nil); r.status != 200 {
 		t.Errorf("healthz while not ready: %d", r.status)

@@ -21,6 +21,7 @@ type rendered struct {
 	verifyLen    []string
 	doc          []byte        // the record's Document
 	hash         string        // the record's Hash
+	deprecation  string        // the record's deprecation reason ("" when none)
 	fetched      atomic.Int64  // when the store last returned these bytes (Unix ns; Revalidate)
 	gen          atomic.Uint64 // the watch generation they were read at (Watch; 0: none)
 }
@@ -33,6 +34,9 @@ type versionBody struct {
 	Signature *signing.Signature `json:"signature,omitempty"`
 	Verified  bool               `json:"verified"`
 	Reason    string             `json:"reason,omitempty"`
+	// Deprecated and DeprecationReason appear only for a deprecated version.
+	Deprecated        bool   `json:"deprecated,omitempty"`
+	DeprecationReason string `json:"deprecation_reason,omitempty"`
 }
 
 type verificationBody struct {
@@ -65,6 +69,9 @@ func (h *Handler) rendered(rec action.Record) *rendered {
 // verification failure as the reason.
 func render(rec action.Record, v action.Verification) *rendered {
 	vb := versionBody{Name: rec.Name, Version: rec.Version, Schema: json.RawMessage(`{}`), Hash: v.Hash, Verified: v.Verified, Reason: v.Reason}
+	if rec.Deprecation != nil {
+		vb.Deprecated, vb.DeprecationReason = true, rec.Deprecation.Reason
+	}
 	if e, err := signing.SplitEmbedded(rec.Document); err == nil {
 		vb.Schema = e.Payload
 		vb.Signature = e.Signature
@@ -135,10 +142,19 @@ func (c *renderCache) get(rec action.Record) *rendered {
 		r = c.old[k]
 	}
 	c.mu.RUnlock()
-	if r == nil || r.hash != rec.Hash || !bytes.Equal(r.doc, rec.Document) {
+	if r == nil || r.hash != rec.Hash || !bytes.Equal(r.doc, rec.Document) || r.deprecation != deprecationOf(rec) {
 		return nil
 	}
 	return r
+}
+
+// deprecationOf is what a render depends on of a record's deprecation. (A
+// deprecation without a reason cannot be stored: CheckDeprecation.)
+func deprecationOf(rec action.Record) string {
+	if rec.Deprecation == nil {
+		return ""
+	}
+	return "deprecated: " + rec.Deprecation.Reason
 }
 
 // fresh returns the entry of name@version when the store returned its bytes
@@ -177,7 +193,7 @@ func (c *renderCache) atGen(name, version string, gen uint64) *rendered {
 }
 
 func (c *renderCache) put(rec action.Record, r *rendered) {
-	r.doc, r.hash = bytes.Clone(rec.Document), rec.Hash
+	r.doc, r.hash, r.deprecation = bytes.Clone(rec.Document), rec.Hash, deprecationOf(rec)
 	k := refKey{rec.Name, rec.Version}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -327,6 +327,40 @@ func runSuite(t *testing.T, kit storeKit) {
 		}
 	})
 
+	t.Run("DeprecationShows", func(t *testing.T) {
+		e := env(t)
+		e.mustPublish(signed(t, "files.move", "1.0.0", "one", nil), http.StatusCreated)
+		e.mustPublish(signed(t, "files.move", "1.1.0", "one one", nil), http.StatusCreated)
+		const reason = "loses file modes; use 1.0.0"
+		if _, err := e.store.Deprecate(context.Background(), "files.move", "1.1.0", &action.Deprecation{Reason: reason}); err != nil {
+			t.Fatal(err)
+		}
+		shows := func(path, want string) bool {
+			return strings.Contains(string(e.do("GET", path, nil, nil).body), want)
+		}
+		// a watching handler learns of the change asynchronously
+		if !waitFor(10*time.Second, func() bool { return shows("/actions/files.move/versions/1.1.0", `"deprecated":true`) }) {
+			t.Fatalf("GET of the deprecated version: %s", e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).body)
+		}
+		v := e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).json(t)
+		if v["deprecation_reason"] != reason || v["verified"] != true {
+			t.Errorf("GET 1.1.0: %v", v)
+		}
+		if r := e.do("GET", "/actions/files.move/versions/1.0.0", nil, nil); strings.Contains(string(r.body), "deprecat") {
+			t.Errorf("GET 1.0.0: %s", r.body)
+		}
+		want := `{"items":[{"name":"files.move","latest_version":"1.0.0","versions":["1.0.0","1.1.0"],"description":"one","deprecated":{"1.1.0":"` + reason + `"}}]}` + "\n"
+		if !waitFor(10*time.Second, func() bool { return string(e.do("GET", "/actions", nil, nil).body) == want }) {
+			t.Fatalf("list: %s\nwant %s", e.do("GET", "/actions", nil, nil).body, want)
+		}
+		if _, err := e.store.Deprecate(context.Background(), "files.move", "1.1.0", nil); err != nil {
+			t.Fatal(err)
+		}
+		if !waitFor(10*time.Second, func() bool { return !shows("/actions/files.move/versions/1.1.0", "deprecat") }) {
+			t.Fatalf("still deprecated after clearing: %s", e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).body)
+		}
+	})
+
 	t.Run("E_NotFound", func(t *testing.T) {
 		e := env(t)
 		e.mustPublish(signed(t, "files.move", "1.0.0", "x", nil), http.StatusCreated)

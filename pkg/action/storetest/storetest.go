@@ -84,6 +84,7 @@ func Run(t *testing.T, newStore func(t *testing.T) action.Store) {
 		{"E_NotFound", testNotFound},
 		{"F_ImmutableConflict", testConflict},
 		{"IdempotentRepublish", testIdempotent},
+		{"Deprecation", testDeprecation},
 		{"InvalidRecordRefused", testInvalid},
 		{"Concurrent50PublishersOneVersion", testConcurrentOne},
 		{"ConcurrentPublishersDistinctVersions", testConcurrentMany},
@@ -235,10 +236,91 @@ func testList(t *testing.T, s action.Store) {
 	}
 	for i := range want {
 		g, w := got[i], want[i]
-		if g.Name != w.Name || g.LatestVersion != w.LatestVersion || !slices.Equal(g.Versions, w.Versions) || g.Description != w.Description {
+		if g.Name != w.Name || g.LatestVersion != w.LatestVersion || !slices.Equal(g.Versions, w.Versions) || g.Description != w.Description || g.Deprecated != nil {
 			t.Fatalf("List[%d] = %+v\nwant %+v", i, g, w)
 		}
 	}
+}
+
+// testDeprecation: a deprecation is metadata beside the immutable document:
+// it shows in Get and List, moves latest_version off the version, survives an
+// identical republish, can be cleared, and is refused for unknown versions
+// and without a reason.
+func testDeprecation(t *testing.T, s action.Store) {
+	ctx := context.Background()
+	old := publish(t, s, Signed(t, "files.move", "1.0.0", "v1")).Record
+	cur := publish(t, s, Signed(t, "files.move", "1.1.0", "v1.1")).Record
+	reason := "broken path handling; use 1.0.0 until 1.2.0"
+	rec, err := s.Deprecate(ctx, "files.move", "1.1.0", &action.Deprecation{Reason: reason})
+	if err != nil {
+		t.Fatalf("Deprecate: %v", err)
+	}
+	if rec.Deprecation == nil || rec.Deprecation.Reason != reason {
+		t.Fatalf("Deprecate returned %+v", rec.Deprecation)
+	}
+	sameRecord(t, "the deprecated version", rec, cur)
+	got := get(t, s, "files.move", "1.1.0")
+	sameRecord(t, "Get of the deprecated version", got, cur)
+	if got.Deprecation == nil || got.Deprecation.Reason != reason {
+		t.Fatalf("Get: deprecation %+v, want %q", got.Deprecation, reason)
+	}
+	if d := get(t, s, "files.move", "1.0.0").Deprecation; d != nil {
+		t.Fatalf("1.0.0 is deprecated too: %+v", d)
+	}
+	list := func() action.Summary {
+		t.Helper()
+		l, err := s.List(ctx)
+		if err != nil || len(l) != 1 {
+			t.Fatalf("List = %+v, %v", l, err)
+		}
+		return l[0]
+	}
+	if sum := list(); sum.LatestVersion != "1.0.0" || len(sum.Deprecated) != 1 || sum.Deprecated["1.1.0"] != reason || !slices.Equal(sum.Versions, []string{"1.0.0", "1.1.0"}) {
+		t.Fatalf("List after deprecating 1.1.0: %+v", sum)
+	}
+	// again, the same: no change; an identical republish keeps it
+	if _, err := s.Deprecate(ctx, "files.move", "1.1.0", &action.Deprecation{Reason: reason}); err != nil {
+		t.Fatalf("Deprecate again: %v", err)
+	}
+	if res := publish(t, s, Signed(t, "files.move", "1.1.0", "v1.1")); res.Created {
+		t.Fatal("an identical republish of a deprecated version created it again")
+	}
+	if d := get(t, s, "files.move", "1.1.0").Deprecation; d == nil || d.Reason != reason {
+		t.Fatalf("after an identical republish: %+v", d)
+	}
+	// refusals
+	for _, bad := range []*action.Deprecation{{Reason: ""}, {Reason: "  "}, {Reason: "a\nb"}, {Reason: strings.Repeat("x", action.MaxDeprecationReason+1)}} {
+		if _, err := s.Deprecate(ctx, "files.move", "1.0.0", bad); !errors.Is(err, action.ErrInvalid) {
+			t.Fatalf("Deprecate with reason %q: %v, want ErrInvalid", bad.Reason, err)
+		}
+	}
+	if _, err := s.Deprecate(ctx, "files.move", "9.9.9", &action.Deprecation{Reason: "x"}); !errors.Is(err, action.ErrVersionNotFound) {
+		t.Fatalf("Deprecate of an unknown version: %v", err)
+	}
+	if _, err := s.Deprecate(ctx, "files.copy", "1.0.0", &action.Deprecation{Reason: "x"}); !errors.Is(err, action.ErrActionNotFound) {
+		t.Fatalf("Deprecate of an unknown action: %v", err)
+	}
+	// every version deprecated: latest is the highest again
+	if _, err := s.Deprecate(ctx, "files.move", "1.0.0", &action.Deprecation{Reason: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	if sum := list(); sum.LatestVersion != "1.1.0" || len(sum.Deprecated) != 2 {
+		t.Fatalf("List with every version deprecated: %+v", sum)
+	}
+	// cleared
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		rec, err := s.Deprecate(ctx, "files.move", v, nil)
+		if err != nil || rec.Deprecation != nil {
+			t.Fatalf("clear %s: %+v, %v", v, rec.Deprecation, err)
+		}
+	}
+	if _, err := s.Deprecate(ctx, "files.move", "1.0.0", nil); err != nil {
+		t.Fatalf("clear a version that is not deprecated: %v", err)
+	}
+	if sum := list(); sum.LatestVersion != "1.1.0" || sum.Deprecated != nil {
+		t.Fatalf("List after clearing: %+v", sum)
+	}
+	sameRecord(t, "1.0.0 after all that", get(t, s, "files.move", "1.0.0"), old)
 }
 
 func testNotFound(t *testing.T, s action.Store) {

@@ -12,7 +12,7 @@ func newActionCommand(env *Env) *cli.Command {
 	keygen.Usage = "create an Ed25519 signing key for action documents (same as dome keygen)"
 	return &cli.Command{
 		Name:  "action",
-		Usage: "sign, publish, list, show, verify, audit and lock signed action schemas",
+		Usage: "sign, publish, list, show, verify, deprecate, audit and lock signed action schemas",
 		Description: `The action registry: signed action documents {"name", "version", ...} stored
 immutably by (name, version) in a git store (branch actions of --repo, or
 --store git:PATH[#BRANCH]) or a PostgreSQL store (--store postgres://...).
@@ -24,6 +24,7 @@ Trusted keys come from --trusted FILE, $TRUSTED_KEYS_PATH or $TRUSTED_KEYS_JSON.
 			newActionListCommand(env),
 			newActionShowCommand(env),
 			newActionVerifyCommand(env),
+			newActionDeprecateCommand(env),
 			newActionAuditCommand(env),
 			newActionLockCommand(env),
 		},

@@ -38,10 +38,11 @@ type actionListing struct {
 }
 
 type actionListItem struct {
-	Name          string   `json:"name"`
-	LatestVersion string   `json:"latest_version"`
-	Versions      []string `json:"versions"`
-	Description   string   `json:"description,omitempty"`
+	Name          string            `json:"name"`
+	LatestVersion string            `json:"latest_version"`
+	Versions      []string          `json:"versions"`
+	Description   string            `json:"description,omitempty"`
+	Deprecated    map[string]string `json:"deprecated,omitempty"` // version -> reason
 }
 
 func runActionList(ctx context.Context, env *Env, store action.Store, asJSON bool) error {
@@ -52,7 +53,7 @@ func runActionList(ctx context.Context, env *Env, store action.Store, asJSON boo
 	if asJSON {
 		out := actionListing{Items: []actionListItem{}}
 		for _, s := range list {
-			out.Items = append(out.Items, actionListItem{Name: s.Name, LatestVersion: s.LatestVersion, Versions: s.Versions, Description: s.Description})
+			out.Items = append(out.Items, actionListItem{Name: s.Name, LatestVersion: s.LatestVersion, Versions: s.Versions, Description: s.Description, Deprecated: s.Deprecated})
 		}
 		return writeJSON(env.Stdout, out)
 	}
@@ -63,7 +64,14 @@ func runActionList(ctx context.Context, env *Env, store action.Store, asJSON boo
 	w := table(env.Stdout)
 	fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tDESCRIPTION")
 	for _, s := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, orDash(s.LatestVersion), strings.Join(s.Versions, ","), orDash(s.Description))
+		vs := make([]string, len(s.Versions))
+		for i, v := range s.Versions {
+			vs[i] = v
+			if _, dep := s.Deprecated[v]; dep {
+				vs[i] += " (deprecated)"
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, orDash(s.LatestVersion), strings.Join(vs, ","), orDash(s.Description))
 	}
 	return w.Flush()
 }

@@ -117,12 +117,15 @@ func runActionLock(ctx context.Context, env *Env, store action.Store, keys *sign
 		byName[e.Name] = i
 	}
 	for _, req := range reqs {
-		e, _, err := action.ResolveEntry(ctx, store, req, keys)
+		e, rec, err := action.ResolveEntry(ctx, store, req, keys)
 		if err != nil {
 			if errors.Is(err, action.ErrNoMatch) {
 				return &errkind.InputError{Source: opts.Out, Problem: err.Error(), Err: err, Hint: "widen the range or publish a matching version"}
 			}
 			return actionStoreError(opts.Out, err)
+		}
+		if rec.Deprecation != nil {
+			fmt.Fprintf(env.Stderr, "note: %s@%s resolves to %s, which is deprecated (no other version is in range): %s\n", e.Name, e.Range, e.Version, rec.Deprecation.Reason)
 		}
 		if i, ok := byName[e.Name]; ok {
 			lock.Actions[i] = e

@@ -113,6 +113,9 @@ func runActionShow(ctx context.Context, env *Env, store action.Store, keys *sign
 	if rec.Revision != "" {
 		fmt.Fprintf(w, "revision\t%s\n", rec.Revision)
 	}
+	if rec.Deprecation != nil {
+		fmt.Fprintf(w, "deprecated\t%s\n", rec.Deprecation.Reason)
+	}
 	switch {
 	case v.Verified:
 		fmt.Fprintf(w, "verified\ttrue\n")

@@ -97,8 +97,13 @@ type ActionName = string
 
 // ActionVersion defines model for ActionVersion.
 type ActionVersion struct {
-	Hash Digest     `json:"hash"`
-	Name ActionName `json:"name"`
+	// Deprecated Present, and true, only for a deprecated version
+	Deprecated *bool `json:"deprecated,omitempty"`
+
+	// DeprecationReason Why the version is deprecated and what to use instead; present only with deprecated
+	DeprecationReason *string    `json:"deprecation_reason,omitempty"`
+	Hash              Digest     `json:"hash"`
+	Name              ActionName `json:"name"`
 
 	// Reason Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true
 	Reason *string `json:"reason,omitempty"`

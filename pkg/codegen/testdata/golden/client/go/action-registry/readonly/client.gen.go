@@ -97,6 +97,9 @@ type ActionName = string
 
 // ActionSummary defines model for ActionSummary.
 type ActionSummary struct {
+	// Deprecated The deprecated versions, each with its reason; absent when none is
+	Deprecated *map[string]string `json:"deprecated,omitempty"`
+
 	// Description The latest version's description, absent when it has none
 	Description *string `json:"description,omitempty"`
 
@@ -108,8 +111,13 @@ type ActionSummary struct {
 
 // ActionVersion defines model for ActionVersion.
 type ActionVersion struct {
-	Hash Digest     `json:"hash"`
-	Name ActionName `json:"name"`
+	// Deprecated Present, and true, only for a deprecated version
+	Deprecated *bool `json:"deprecated,omitempty"`
+
+	// DeprecationReason Why the version is deprecated and what to use instead; present only with deprecated
+	DeprecationReason *string    `json:"deprecation_reason,omitempty"`
+	Hash              Digest     `json:"hash"`
+	Name              ActionName `json:"name"`
 
 	// Reason Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true
 	Reason *string `json:"reason,omitempty"`

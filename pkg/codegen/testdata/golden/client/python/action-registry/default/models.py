@@ -24,6 +24,8 @@ ActionName = str
 
 
 class ActionSummary(TypedDict):
+    # The deprecated versions, each with its reason; absent when none is
+    deprecated: NotRequired[Dict[str, str]]
     # The latest version's description, absent when it has none
     description: NotRequired[str]
     latest_version: "Version"
@@ -32,6 +34,10 @@ class ActionSummary(TypedDict):
 
 
 class ActionVersion(TypedDict):
+    # Present, and true, only for a deprecated version
+    deprecated: NotRequired[bool]
+    # Why the version is deprecated and what to use instead; present only with deprecated
+    deprecation_reason: NotRequired[str]
     hash: "Digest"
     name: "ActionName"
     # Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true

@@ -20,6 +20,10 @@ ActionName = str
 
 
 class ActionVersion(TypedDict):
+    # Present, and true, only for a deprecated version
+    deprecated: NotRequired[bool]
+    # Why the version is deprecated and what to use instead; present only with deprecated
+    deprecation_reason: NotRequired[str]
     hash: "Digest"
     name: "ActionName"
     # Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true

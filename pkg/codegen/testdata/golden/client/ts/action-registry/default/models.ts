@@ -18,6 +18,8 @@ export interface ActionList {
 export type ActionName = string;
 
 export interface ActionSummary {
+  /** The deprecated versions, each with its reason; absent when none is */
+  deprecated?: Record<string, string>;
   /** The latest version's description, absent when it has none */
   description?: string;
   latest_version: Version;
@@ -26,6 +28,10 @@ export interface ActionSummary {
 }
 
 export interface ActionVersion {
+  /** Present, and true, only for a deprecated version */
+  deprecated?: boolean;
+  /** Why the version is deprecated and what to use instead; present only with deprecated */
+  deprecation_reason?: string;
   hash: Digest;
   name: ActionName;
   /** Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true */

@@ -14,6 +14,10 @@ export interface ActionDocument {
 export type ActionName = string;
 
 export interface ActionVersion {
+  /** Present, and true, only for a deprecated version */
+  deprecated?: boolean;
+  /** Why the version is deprecated and what to use instead; present only with deprecated */
+  deprecation_reason?: string;
   hash: Digest;
   name: ActionName;
   /** Why verification failed, as the code and a sentence (e.g. "BAD_SIGNATURE: the document changed since it was signed ..."); absent when verified is true */
