@@ -32,6 +32,25 @@ func (s *Store) readDeprecations(blob gitstore.Hash, name string) (map[string]st
 	return parseDeprecations(data, DeprecationsPath(name))
 }
 
+// deprecationAt returns the deprecation of name@version in a commit tree.
+func (s *Store) deprecationAt(tree gitstore.Hash, name, version string) (*action.Deprecation, error) {
+	e, err := s.repo.EntryAt(tree, DeprecationsPath(name))
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	deps, err := s.readDeprecations(e.Hash, name)
+	if err != nil {
+		return nil, err
+	}
+	if reason, ok := deps[version]; ok {
+		return &action.Deprecation{Reason: reason}, nil
+	}
+	return nil, nil
+}
+
 func parseDeprecations(data []byte, source string) (map[string]string, error) {
 	if _, err := canonical.Transform(data); err != nil { // refuses duplicate keys and bad JSON
 		return nil, fmt.Errorf("%s: %w (fix the file, or remove it, in a commit on the branch)", source, err)

@@ -282,6 +282,9 @@ func (s *Store) tryPublish(ctx context.Context, rec action.Record, file string) 
 				return res, true, fmt.Errorf("%s@%s is already published (%s, %s, commit %s) with other content (%s): %w",
 					rec.Name, rec.Version, file, old.Hash, short(old.Revision), rec.Hash, action.ErrImmutableConflict)
 			}
+			if old.Deprecation, err = s.deprecationAt(tree, rec.Name, rec.Version); err != nil {
+				return res, true, err
+			}
 			return action.PublishResult{Created: false, Record: old}, true, nil
 		case !errors.Is(err, gitstore.ErrNotFound):
 			return res, true, fmt.Errorf("read %s at %s: %w", file, head.Short(), err)

@@ -148,9 +148,14 @@ RETURNING id`, rec.Name, rec.Version, r.schemaJSON, rec.Document, rec.Hash, r.si
 		// Already stored (the conflicting insert waited for its writer to
 		// commit, and this statement sees the committed row).
 		stored := action.Record{Name: rec.Name, Version: rec.Version}
-		if err := tx.QueryRow(ctx, "SELECT document, hash FROM action_versions WHERE name = $1 AND version = $2",
-			rec.Name, rec.Version).Scan(&stored.Document, &stored.Hash); err != nil {
+		var deprecated bool
+		var reason *string
+		if err := tx.QueryRow(ctx, "SELECT document, hash, deprecated, deprecation_reason FROM action_versions WHERE name = $1 AND version = $2",
+			rec.Name, rec.Version).Scan(&stored.Document, &stored.Hash, &deprecated, &reason); err != nil {
 			return err
+		}
+		if deprecated {
+			stored.Deprecation = &action.Deprecation{Reason: deref(reason)}
 		}
 		if stored.Hash != rec.Hash {
 			return fmt.Errorf("%s@%s is already published (%s) with other content (%s): %w",

@@ -282,8 +282,8 @@ func testDeprecation(t *testing.T, s action.Store) {
 	if _, err := s.Deprecate(ctx, "files.move", "1.1.0", &action.Deprecation{Reason: reason}); err != nil {
 		t.Fatalf("Deprecate again: %v", err)
 	}
-	if res := publish(t, s, Signed(t, "files.move", "1.1.0", "v1.1")); res.Created {
-		t.Fatal("an identical republish of a deprecated version created it again")
+	if res := publish(t, s, Signed(t, "files.move", "1.1.0", "v1.1")); res.Created || res.Record.Deprecation == nil || res.Record.Deprecation.Reason != reason {
+		t.Fatalf("an identical republish of a deprecated version: created %v, deprecation %+v", res.Created, res.Record.Deprecation)
 	}
 	if d := get(t, s, "files.move", "1.1.0").Deprecation; d == nil || d.Reason != reason {
 		t.Fatalf("after an identical republish: %+v", d)
