@@ -7,7 +7,7 @@ import (
 )
 
 // A Range selects versions of an action for `dome action lock`. Syntax (the
-// npm/Cargo conventions, without "||"):
+// npm/Cargo conventions):
 //
 //	latest            the action's latest_version (LatestVersion); also a bare NAME
 //	1.2.3, =1.2.3     exactly that version (pre-releases too: 2.0.0-rc.1)
@@ -16,6 +16,7 @@ import (
 //	1.x, 1.2.x, 1, 1.2, *   x-ranges: any version with those leading numbers
 //	>=1.0.0 <2.0.0    comparators >, >=, <, <=, = joined by spaces or commas (all must hold);
 //	                  a comparator may leave out numbers: >=1.2 is >=1.2.0, <2 is <2.0.0
+//	^1.2 || ^2.1      alternatives: a version in any of them (not with latest)
 //
 // The highest matching version wins. A pre-release version matches only when
 // the range names a pre-release of the same MAJOR.MINOR.PATCH (so ^1.0.0
@@ -26,6 +27,7 @@ type Range struct {
 	exact  string          // set for an exact version
 	cmps   []comparator    // all must hold
 	pre    map[string]bool // MAJOR.MINOR.PATCH tuples whose pre-releases may match
+	alts   []Range         // "a || b": any of them (then the fields above are unused)
 }
 
 type comparator struct {
@@ -39,9 +41,32 @@ func (r Range) String() string { return r.text }
 // ParseRange parses a range (see Range). The error wraps ErrInvalid.
 func ParseRange(s string) (Range, error) {
 	text := strings.TrimSpace(s)
+	if !strings.Contains(text, "||") {
+		return parseSet(text)
+	}
+	if len(text) > 256 {
+		return Range{}, fmt.Errorf("%w: version range %q: too long", ErrInvalid, text)
+	}
+	r := Range{text: text}
+	for _, part := range strings.Split(text, "||") {
+		part = strings.TrimSpace(part)
+		if part == "" || part == "latest" {
+			return Range{}, fmt.Errorf("%w: version range %q: each side of || must be a range of versions (not empty, not latest)", ErrInvalid, text)
+		}
+		alt, err := parseSet(part)
+		if err != nil {
+			return Range{}, err
+		}
+		r.alts = append(r.alts, alt)
+	}
+	return r, nil
+}
+
+// parseSet parses a range without "||".
+func parseSet(text string) (Range, error) {
 	r := Range{text: text, pre: map[string]bool{}}
 	bad := func(format string, a ...any) (Range, error) {
-		return Range{}, fmt.Errorf("%w: version range %q: %s (ranges: latest, 1.2.3, ^1.2.3, ~1.2.3, 1.x, >=1.0.0 <2.0.0)", ErrInvalid, text, fmt.Sprintf(format, a...))
+		return Range{}, fmt.Errorf("%w: version range %q: %s (ranges: latest, 1.2.3, ^1.2.3, ~1.2.3, 1.x, >=1.0.0 <2.0.0, ^1.2 || ^2.0)", ErrInvalid, text, fmt.Sprintf(format, a...))
 	}
 	switch text {
 	case "", "latest":
@@ -194,6 +219,14 @@ func partial(s string) (nums []int, pre string, err error) {
 // Match reports whether version v is in the range. A "latest" range matches
 // no version by itself: use Resolve.
 func (r Range) Match(v string) bool {
+	if len(r.alts) > 0 {
+		for _, a := range r.alts {
+			if a.Match(v) {
+				return true
+			}
+		}
+		return false
+	}
 	if CheckVersion(v) != nil || r.latest {
 		return false
 	}

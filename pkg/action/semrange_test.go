@@ -39,6 +39,13 @@ func TestRange_Resolve(t *testing.T) {
 		{">=3.0.0-beta.1", "3.0.0-beta.1"},
 		{"^3.0.0", ""},
 		{"9.9.9", ""},
+		{"^0.1 || ^2.0.0", "2.3.1"},
+		{"~1.1 || 0.2.0", "1.1.7"},
+		{"^0.1||^0.2", "0.2.0"},
+		{"1.2.0-rc.1 || ^0.1", "1.2.0-rc.1"},
+		{"<0.2 || >=3.0.0-beta.1", "3.0.0-beta.1"},
+		{">=1.0.0 <1.1.0 || >=2.0.0 <2.1.0", "2.0.0"},
+		{">2.3.1 || 9.9.9", ""},
 	} {
 		r, err := ParseRange(tc.rng)
 		if err != nil {
@@ -73,7 +80,7 @@ func TestRange_ResolveSkipsDeprecated(t *testing.T) {
 }
 
 func TestParseRange_Refusals(t *testing.T) {
-	for _, bad := range []string{"^", ">=", "1.2.3.4", "01.2.3", "1.x.3", "1.2-rc.1", "1.0.0+b", "abc", ">= 1.0.0", "^v1.0.0", strings.Repeat("1", 300)} {
+	for _, bad := range []string{"^1 ||", "|| ^1", "^1 || || ^2", "latest || ^1", "^1 | ^2", "^1 || ^x", "^", ">=", "1.2.3.4", "01.2.3", "1.x.3", "1.2-rc.1", "1.0.0+b", "abc", ">= 1.0.0", "^v1.0.0", strings.Repeat("1", 300)} {
 		if _, err := ParseRange(bad); err == nil || !IsInvalid(err) {
 			t.Errorf("ParseRange(%q) = %v, want ErrInvalid", bad, err)
 		}
