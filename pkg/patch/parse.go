@@ -682,7 +682,8 @@ func (p *parser) hunk() (*Hunk, error) {
 	}
 	if p.i < len(p.lines) {
 		l := p.lines[p.i]
-		if l[0] == '+' || l[0] == ' ' || l[0] == '-' && l != "-- \n" && l != "--\n" {
+		// (a "---" line may start the next file of a plain diff: diff -u output concatenated)
+		if l[0] == '+' || l[0] == ' ' || l[0] == '-' && l != "-- \n" && l != "--\n" && !p.traditionalStart() {
 			return nil, p.errf(h.Line, "hunk header %q counts disagree with its body: line %d (%q) follows the hunk",
 				hl, p.i+1, strings.TrimRight(l, "\n"))
 		}

@@ -119,6 +119,27 @@ func TestApply_TraditionalMatchesGitApply(t *testing.T) {
 			checkAgainstGit(t, oldFiles, out, ParseOptions{Strip: DefaultStrip, GuessStrip: true})
 		})
 	}
+	// diff -u outputs concatenated: each file's "---" follows the last hunk of the one before.
+	t.Run("concatenated diff -u", func(t *testing.T) {
+		tmp := t.TempDir()
+		base := map[string]tf{}
+		var all []byte
+		for _, n := range []string{"a.txt", "b.txt", "c.txt"} {
+			old := randomText(rng, 20, false)
+			base[n] = tf{data: old}
+			os.WriteFile(filepath.Join(tmp, n), []byte(old), 0o644)
+			os.WriteFile(filepath.Join(tmp, n+".new"), []byte(editText(rng, old)), 0o644)
+			cmd := exec.Command("diff", "-u", n, n+".new")
+			cmd.Dir = tmp
+			out, _ := cmd.Output()
+			all = append(all, out...)
+		}
+		ps, err := Parse(all, ParseOptions{Strip: DefaultStrip, GuessStrip: true})
+		if err != nil || len(ps) != 1 || len(ps[0].Files) != 3 {
+			t.Fatalf("parse: %v\n%s", err, all)
+		}
+		checkAgainstGit(t, base, all, ParseOptions{Strip: DefaultStrip, GuessStrip: true})
+	})
 	// diff -u old new in one folder: names without a "/", so -p0 is guessed.
 	t.Run("single file -p0 guess", func(t *testing.T) {
 		tmp := t.TempDir()
