@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/action"
@@ -115,9 +116,9 @@ func (s *Store) tryDeprecate(name, version string, d *action.Deprecation, what s
 	if _, ok := sn.actions[name][version]; !ok {
 		return fmt.Errorf("action %q has no version %q (versions: %s): %w", name, version, strings.Join(sn.versions(name), ", "), action.ErrVersionNotFound)
 	}
-	deps := map[string]string{}
-	for v, r := range sn.deprecated[name] {
-		deps[v] = r
+	deps := maps.Clone(sn.deprecated[name])
+	if deps == nil {
+		deps = map[string]string{}
 	}
 	old, had := deps[version]
 	switch {
