@@ -54,6 +54,9 @@ run action lock --store "$store" --out "$out/actions.lock" 'files.move@^1.0.0' '
 cat "$out/actions.lock"
 run action lock --store "$store" --out "$out/actions.lock" --check
 run action audit --store "$store"
+run action deprecate --store "$store" files.move@1.0.0 --reason 'use 1.1.0: 1.0.0 drops file modes'
+run action list --store "$store"
+run action deprecate --store "$store" files.move@1.0.0 --undo
 # The same store over HTTP: dome serve on a free loopback port, the seed's reads, an idempotent
 # republish (200) and a graceful stop (SIGTERM).
 if command -v curl >/dev/null; then
