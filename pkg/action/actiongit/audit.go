@@ -130,6 +130,9 @@ func (s *Store) Audit(ctx context.Context, opts AuditOptions) (*AuditReport, err
 	if err != nil {
 		return nil, err
 	}
+	for name, err := range snap.badDeps {
+		rep.Violations = append(rep.Violations, Violation{Kind: KindInvalid, Commit: rep.Head, Path: DeprecationsPath(name), Name: name, Detail: err.Error()})
+	}
 	for _, name := range snap.names {
 		for _, version := range snap.versions(name) {
 			rep.Versions++

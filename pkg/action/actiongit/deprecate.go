@@ -116,6 +116,9 @@ func (s *Store) tryDeprecate(name, version string, d *action.Deprecation, what s
 	if _, ok := sn.actions[name][version]; !ok {
 		return fmt.Errorf("action %q has no version %q (versions: %s): %w", name, version, strings.Join(sn.versions(name), ", "), action.ErrVersionNotFound)
 	}
+	if err := sn.badDeps[name]; err != nil {
+		return fmt.Errorf("%w: %v; fix or remove it in a commit on %s first", action.ErrInvalid, err, s.branch)
+	}
 	deps := maps.Clone(sn.deprecated[name])
 	if deps == nil {
 		deps = map[string]string{}

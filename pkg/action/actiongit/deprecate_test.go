@@ -1,8 +1,13 @@
 package actiongit
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dome-registry/dome/pkg/action"
+	"github.com/dome-registry/dome/pkg/action/storetest"
 )
 
 func TestParseDeprecations(t *testing.T) {
@@ -55,4 +60,44 @@ func FuzzParseDeprecations(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDeprecationsFileEditedByHand: a deprecations file that does not parse
+// keeps reads going (without its deprecations), fails the audit naming it,
+// and blocks Deprecate until it is fixed.
+func TestDeprecationsFileEditedByHand(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, newBare(t), Options{})
+	defer s.Close()
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		if _, err := s.Publish(ctx, storetest.Signed(t, "files.move", v, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Deprecate(ctx, "files.move", "1.1.0", &action.Deprecation{Reason: "use 1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	forge(t, s, "hand edit", map[string][]byte{DeprecationsPath("files.move"): []byte(`{"1.1.0": {"reason": "use 1.0.0",}}`)})
+	rec, err := s.Get(ctx, "files.move", "1.1.0")
+	if err != nil || rec.Deprecation != nil {
+		t.Fatalf("Get: %+v %v", rec.Deprecation, err)
+	}
+	if l, err := s.List(ctx); err != nil || len(l) != 1 || l[0].LatestVersion != "1.1.0" {
+		t.Fatalf("List: %+v %v", l, err)
+	}
+	rep, err := s.Audit(ctx, AuditOptions{})
+	if err != nil || rep.OK() || rep.Violations[0].Kind != KindInvalid || rep.Violations[0].Path != DeprecationsPath("files.move") {
+		t.Fatalf("audit: %+v %v", rep, err)
+	}
+	if _, err := s.Deprecate(ctx, "files.move", "1.0.0", &action.Deprecation{Reason: "x"}); !errors.Is(err, action.ErrInvalid) || !strings.Contains(err.Error(), "deprecations.json") {
+		t.Fatalf("Deprecate over a bad file: %v", err)
+	}
+	// fixed by hand: everything is back
+	forge(t, s, "fix", map[string][]byte{DeprecationsPath("files.move"): []byte(`{"1.1.0":{"reason":"use 1.0.0"}}`)})
+	if rec, _ := s.Get(ctx, "files.move", "1.1.0"); rec.Deprecation == nil {
+		t.Fatal("deprecation lost after the fix")
+	}
+	if rep, err := s.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("audit after the fix: %+v %v", rep, err)
+	}
 }

@@ -475,6 +475,10 @@ type snapshot struct {
 	actions    map[string]map[string]gitstore.Hash // name -> version -> blob
 	names      []string                            // sorted
 	deprecated map[string]map[string]string        // name -> version -> reason
+	// badDeps: actions whose deprecations file does not parse (edited by
+	// hand). Reads go on without those deprecations; Audit reports the file
+	// and Deprecate refuses until it is fixed.
+	badDeps map[string]error
 
 	listOnce sync.Once
 	list     []action.Summary
@@ -543,7 +547,11 @@ func (s *Store) buildSnapshot(head gitstore.Hash) (*snapshot, error) {
 	for _, f := range deps {
 		m, err := s.readDeprecations(f.blob, f.name)
 		if err != nil {
-			return nil, fmt.Errorf("branch %s at %s: %w", s.branch, head.Short(), err)
+			if sn.badDeps == nil {
+				sn.badDeps = map[string]error{}
+			}
+			sn.badDeps[f.name] = err
+			continue
 		}
 		if len(m) > 0 {
 			if sn.deprecated == nil {

@@ -70,7 +70,11 @@ func runActionAudit(ctx context.Context, env *Env, store *actiongit.Store, keys 
 	}
 	ce := &errkind.CheckError{Problem: fmt.Sprintf("audit failed: %s at %s: %d violations in %d commits", rep.Branch, short(rep.Head), len(rep.Violations), rep.Commits)}
 	for _, v := range rep.Violations {
-		ce.Details = append(ce.Details, fmt.Sprintf("%s %s@%s in commit %s: %s", v.Kind, v.Name, v.Version, v.Commit, v.Detail))
+		what := v.Name + "@" + v.Version
+		if v.Version == "" { // a file of the action that is not a version (deprecations.json)
+			what = v.Path
+		}
+		ce.Details = append(ce.Details, fmt.Sprintf("%s %s in commit %s: %s", v.Kind, what, v.Commit, v.Detail))
 	}
 	ce.Hint = "a published version must never change: restore the branch to its last good commit (git update-ref) and publish changes under new versions"
 	return ce
