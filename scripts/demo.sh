@@ -111,7 +111,7 @@ if command -v git >/dev/null && command -v go >/dev/null; then
     run stack validate --run demo --tier fast
     run keygen --kid coordinator-demo --out "$out/coordinator-keys" >/dev/null
     run stack promote --run demo --to refs/heads/release --sign-key "$out/coordinator-keys/coordinator-demo.key"
-    run verify --kind dome.promotion_decision/v1 --trusted "$out/coordinator-keys/coordinator-demo.trusted.json" ops/runs/demo/promotion/promotion.decision.json
+    run stack verify --run demo --trusted "$out/coordinator-keys/coordinator-demo.trusted.json"
     run stack status --run demo
     run stack replay --run demo
   )

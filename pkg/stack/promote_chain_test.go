@@ -152,6 +152,39 @@ func TestPromoteSigned(t *testing.T) {
 	}
 	r.Close()
 	f.replayEqual()
+
+	// after the fact: the chain verifies with the key, and not with another
+	l := r.Layout
+	v, err := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: trusted})
+	if err != nil || !v.OK() || v.SignedBy != "coordinator-1" || v.Evidence < 3 {
+		t.Fatalf("verify: %+v %v", v, err)
+	}
+	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: impostor}); v.OK() {
+		t.Fatal("verified with another key")
+	}
+	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{}); v.OK() || !strings.Contains(strings.Join(v.Problems, "\n"), "no trusted keys") {
+		t.Fatalf("without keys: %+v", v.Problems)
+	}
+	// an evidence file changed, then the target moved off the promoted head
+	var applyResult string
+	for _, e := range pr.Decision.Evidence {
+		if e.Kind == KindApplyResult {
+			applyResult = l.Abs(e.Path)
+		}
+	}
+	orig, err := os.ReadFile(applyResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(applyResult, append(orig, ' '), 0o644)
+	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: trusted}); v.OK() || !strings.Contains(v.Problems[0], "changed since the promotion") {
+		t.Fatalf("tampered evidence: %+v", v.Problems)
+	}
+	os.WriteFile(applyResult, orig, 0o644)
+	f.git.Git("update-ref", "refs/heads/main", f.base)
+	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: trusted}); v.OK() || !strings.Contains(v.Problems[0], "does not contain the promoted head") {
+		t.Fatalf("target moved back: %+v", v.Problems)
+	}
 }
 
 func TestRollbackReapplyAdvance(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 func newStackCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "stack",
-		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, apply, validate, rollback, advance, promote, status, replay",
+		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, apply, validate, rollback, advance, promote, verify, status, replay",
 		Subcommands: []*cli.Command{
 			newStackInitCommand(env),
 			newStackProposeCommand(env),
@@ -27,6 +27,7 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackRollbackCommand(env),
 			newStackAdvanceCommand(env),
 			newStackPromoteCommand(env),
+			newStackVerifyCommand(env),
 		},
 	}
 }
