@@ -95,6 +95,9 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 		return res, err
 	}
 	d.Evidence = append(d.Evidence, gateRef)
+	if evs := r.log.Events(); len(evs) > 0 {
+		d.LedgerSequence, d.LedgerDigest = evs[len(evs)-1].Sequence, LedgerDigest(evs)
+	}
 	sort.SliceStable(d.Evidence, func(i, j int) bool { return d.Evidence[i].Kind < d.Evidence[j].Kind })
 	if !old.IsZero() {
 		if ok, err := IsAncestor(repo, old, head, maxChain); err != nil {
@@ -253,6 +256,18 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) GateDeci
 	sort.SliceStable(d.Evidence, func(i, j int) bool { return d.Evidence[i].Kind < d.Evidence[j].Kind })
 	gate.Passed = len(gate.ReasonCodes) == 0
 	return gate
+}
+
+// LedgerDigest is "sha256:<hex>" of the canonical JSON array of the events'
+// event_ids in order: since an event_id digests the event's content, it
+// commits to every event, its order and its count.
+func LedgerDigest(events []ledger.Event) string {
+	ids := make([]string, len(events))
+	for i, e := range events {
+		ids[i] = e.EventID
+	}
+	b, _ := canonical.Marshal(ids)
+	return canonical.Digest(b)
 }
 
 // recordGate seals gate (signed when key is not nil), writes it as gate/<gate_id>.gate_decision.json and

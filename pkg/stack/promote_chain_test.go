@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dome-registry/dome/pkg/artifact"
+	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
@@ -181,6 +184,38 @@ func TestPromoteSigned(t *testing.T) {
 		t.Fatalf("tampered evidence: %+v", v.Problems)
 	}
 	os.WriteFile(applyResult, orig, 0o644)
+	// an early event rewritten with a valid event_id and state.json re-derived:
+	// only the decision's ledger digest can tell
+	evPath := filepath.Join(l.EventsDir(), ledger.FileName(2))
+	evOrig, err := os.ReadFile(evPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ledger.Decode(evOrig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.TS = "2020-01-01T00:00:00Z"
+	if ev.EventID, err = ledger.ComputeID(ev); err != nil {
+		t.Fatal(err)
+	}
+	forged, _ := canonical.Marshal(ev)
+	os.WriteFile(evPath, forged, 0o644)
+	st, _, err := LoadState(l)
+	if err != nil {
+		t.Fatalf("the forged ledger does not load: %v", err)
+	}
+	stBytes, _ := st.Marshal()
+	stOrig, _ := os.ReadFile(l.StatePath())
+	os.WriteFile(l.StatePath(), stBytes, 0o644)
+	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: trusted}); v.OK() || !strings.Contains(strings.Join(v.Problems, "\n"), "are not the ones PromotionDecision") {
+		t.Fatalf("forged ledger: %+v", v.Problems)
+	}
+	os.WriteFile(evPath, evOrig, 0o644)
+	os.WriteFile(l.StatePath(), stOrig, 0o644)
+	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: trusted}); !v.OK() {
+		t.Fatalf("restored: %+v", v.Problems)
+	}
 	f.git.Git("update-ref", "refs/heads/main", f.base)
 	if v, _ := VerifyPromotion(f.repo, l, VerifyPromotionOptions{Trusted: trusted}); v.OK() || !strings.Contains(v.Problems[0], "does not contain the promoted head") {
 		t.Fatalf("target moved back: %+v", v.Problems)

@@ -399,10 +399,16 @@ type PromotionDecision struct {
 	// coordinator for its risk class (the seed's signed evidence chain).
 	// A signed decision carries kid and signature in its header; it cites
 	// every other artifact by digest, so the signature covers the chain.
-	SignatureRequired bool     `json:"signature_required"`
-	StackPlanID       string   `json:"stack_plan_id"`
-	ProposalIDs       []string `json:"proposal_ids"`
-	IntegrationRef    string   `json:"integration_ref"`
+	SignatureRequired bool `json:"signature_required"`
+	// LedgerSequence and LedgerDigest commit the decision to the run's event
+	// log as it stood when the decision was made (events 1..LedgerSequence;
+	// LedgerDigest: see LedgerDigest), so a signed decision also covers the
+	// ledger: dome stack verify recomputes it.
+	LedgerSequence int64    `json:"ledger_sequence"`
+	LedgerDigest   string   `json:"ledger_digest"`
+	StackPlanID    string   `json:"stack_plan_id"`
+	ProposalIDs    []string `json:"proposal_ids"`
+	IntegrationRef string   `json:"integration_ref"`
 }
 
 // GateDecision is the seed's gate decision: pass or fail with reason codes.

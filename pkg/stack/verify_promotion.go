@@ -41,7 +41,8 @@ func (v *PromotionVerification) OK() bool { return len(v.Problems) == 0 }
 
 // VerifyPromotion checks, after the fact, the evidence chain a promotion
 // stood on, as an auditor or a release pipeline would before trusting the
-// promoted ref: the ledger replays to state.json; the promotion decision the
+// promoted ref: the ledger replays to state.json and its events up to the
+// decision are those the decision committed to; the promotion decision the
 // ledger names is the file on disk (by digest), well-formed, allowed, about
 // this head and ref, and signed by a trusted key where required; every
 // artifact it cites is present with its digest (a signed gate decision's
@@ -96,6 +97,15 @@ func VerifyPromotion(repo *gitstore.Repo, l Layout, opts VerifyPromotionOptions)
 	if d.DecisionID != p.DecisionID || d.FromHeadRef != p.FromHeadRef || d.ToRef != p.ToRef || !d.Allowed || len(d.Missing) > 0 {
 		problem("PromotionDecision %s says %s -> %s, allowed %v, %d missing; the ledger promoted %s -> %s",
 			d.DecisionID, short(d.FromHeadRef), d.ToRef, d.Allowed, len(d.Missing), short(p.FromHeadRef), p.ToRef)
+	}
+	if d.LedgerDigest != "" { // decisions made before dome recorded it have none
+		n := 0
+		for n < len(evs) && evs[n].Sequence <= d.LedgerSequence {
+			n++
+		}
+		if n == 0 || evs[n-1].Sequence != d.LedgerSequence || LedgerDigest(evs[:n]) != d.LedgerDigest {
+			problem("the ledger's events 1..%d are not the ones PromotionDecision %s was made on (an event was changed, removed or inserted)", d.LedgerSequence, d.DecisionID)
+		}
 	}
 	v.SignedBy = checkDecisionSignature(sealed.Header, opts.Trusted, opts.RequireSignature || d.SignatureRequired, "PromotionDecision "+d.DecisionID, problem)
 
