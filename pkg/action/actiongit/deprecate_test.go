@@ -3,7 +3,9 @@ package actiongit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dome-registry/dome/pkg/action"
@@ -99,5 +101,50 @@ func TestDeprecationsFileEditedByHand(t *testing.T) {
 	}
 	if rep, err := s.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
 		t.Fatalf("audit after the fix: %+v %v", rep, err)
+	}
+}
+
+// TestDeprecateRacesPublish: deprecations and publishes from two Stores on
+// one repository (as from two processes) all land: every version is
+// published, the deprecations set last are there, and the audit is clean.
+func TestDeprecateRacesPublish(t *testing.T) {
+	ctx := context.Background()
+	dir := newBare(t)
+	a, b := open(t, dir, Options{}), open(t, dir, Options{})
+	defer a.Close()
+	defer b.Close()
+	if _, err := a.Publish(ctx, storetest.Signed(t, "files.move", "1.0.0", "x")); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := 0; i < 12; i++ {
+		wg.Add(2)
+		go func(i int) {
+			defer wg.Done()
+			s := []*Store{a, b}[i%2]
+			if _, err := s.Publish(ctx, storetest.Signed(t, "files.move", fmt.Sprintf("2.%d.0", i), "x")); err != nil {
+				errs <- err
+			}
+		}(i)
+		go func(i int) {
+			defer wg.Done()
+			s := []*Store{b, a}[i%2]
+			if _, err := s.Deprecate(ctx, "files.move", "1.0.0", &action.Deprecation{Reason: fmt.Sprintf("reason %d", i%3)}); err != nil {
+				errs <- err
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	l, err := a.List(ctx)
+	if err != nil || len(l) != 1 || len(l[0].Versions) != 13 || l[0].Deprecated["1.0.0"] == "" {
+		t.Fatalf("List: %+v %v", l, err)
+	}
+	if rep, err := a.Audit(ctx, AuditOptions{}); err != nil || !rep.OK() {
+		t.Fatalf("audit: %+v %v", rep, err)
 	}
 }
