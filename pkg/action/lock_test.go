@@ -32,19 +32,11 @@ func (m memStore) Get(_ context.Context, n, v string) (Record, error) {
 func (m memStore) List(context.Context) ([]Summary, error) {
 	var out []Summary
 	for n, vs := range m {
-		s := Summary{Name: n}
-		for v, r := range vs {
-			s.Versions = append(s.Versions, v)
-			if r.Deprecation != nil {
-				if s.Deprecated == nil {
-					s.Deprecated = map[string]string{}
-				}
-				s.Deprecated[v] = r.Deprecation.Reason
-			}
+		var recs []Record
+		for _, r := range vs {
+			recs = append(recs, r)
 		}
-		SortVersions(s.Versions)
-		s.LatestVersion = LatestVersion(s.Versions, s.Deprecated)
-		out = append(out, s)
+		out = append(out, SummaryOf(n, recs))
 	}
 	return out, nil
 }

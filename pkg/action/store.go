@@ -75,6 +75,30 @@ type Summary struct {
 	Deprecated map[string]string
 }
 
+// SummaryOf builds the Summary of action name from its records (in any
+// order): versions by SemVer precedence, deprecations, latest_version and
+// the latest version's description. In-memory stores list with it.
+func SummaryOf(name string, recs []Record) Summary {
+	s := Summary{Name: name}
+	docs := map[string][]byte{}
+	for _, r := range recs {
+		s.Versions = append(s.Versions, r.Version)
+		docs[r.Version] = r.Document
+		if r.Deprecation != nil {
+			if s.Deprecated == nil {
+				s.Deprecated = map[string]string{}
+			}
+			s.Deprecated[r.Version] = r.Deprecation.Reason
+		}
+	}
+	SortVersions(s.Versions)
+	s.LatestVersion = LatestVersion(s.Versions, s.Deprecated)
+	if d, err := ParseDocument(docs[s.LatestVersion]); err == nil {
+		s.Description = d.Description
+	}
+	return s
+}
+
 // PublishResult says what a publish did.
 type PublishResult struct {
 	// Created is false when the identical document was already stored (an

@@ -83,22 +83,11 @@ func (m *MemStore) List(context.Context) ([]action.Summary, error) {
 	defer m.mu.Unlock()
 	out := []action.Summary{}
 	for name, vs := range m.recs {
-		s := action.Summary{Name: name}
-		for v, r := range vs {
-			s.Versions = append(s.Versions, v)
-			if r.Deprecation != nil {
-				if s.Deprecated == nil {
-					s.Deprecated = map[string]string{}
-				}
-				s.Deprecated[v] = r.Deprecation.Reason
-			}
+		recs := make([]action.Record, 0, len(vs))
+		for _, r := range vs {
+			recs = append(recs, r)
 		}
-		action.SortVersions(s.Versions)
-		s.LatestVersion = action.LatestVersion(s.Versions, s.Deprecated)
-		if d, err := action.ParseDocument(vs[s.LatestVersion].Document); err == nil {
-			s.Description = d.Description
-		}
-		out = append(out, s)
+		out = append(out, action.SummaryOf(name, recs))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
