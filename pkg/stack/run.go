@@ -203,6 +203,11 @@ func Replay(l Layout) (ReplayResult, error) {
 	if err != nil {
 		return ReplayResult{}, err
 	}
+	return compareState(l, st, evs)
+}
+
+// compareState compares st, folded from evs, with state.json.
+func compareState(l Layout, st State, evs []ledger.Event) (ReplayResult, error) {
 	want, err := st.Marshal()
 	if err != nil {
 		return ReplayResult{}, err

@@ -59,7 +59,7 @@ func VerifyPromotion(repo *gitstore.Repo, l Layout, opts VerifyPromotionOptions)
 	}
 	p := st.Promoted
 	v.DecisionID, v.FromHeadRef, v.ToRef = p.DecisionID, p.FromHeadRef, p.ToRef
-	if res, err := Replay(l); err != nil {
+	if res, err := compareState(l, st, evs); err != nil {
 		return v, err
 	} else if !res.Equal {
 		problem("state.json differs from the state the %d events replay to (at %s)", res.Events, orWhole(res.FirstDiff))

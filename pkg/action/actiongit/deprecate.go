@@ -99,17 +99,11 @@ func (s *Store) Deprecate(ctx context.Context, name, version string, d *action.D
 
 // tryDeprecate makes one attempt at the current head.
 func (s *Store) tryDeprecate(name, version string, d *action.Deprecation, what string) error {
-	head, err := s.Head()
+	sn, err := s.snapshot() // the commit below moves the branch from sn.head by compare-and-swap
 	if err != nil {
 		return err
 	}
-	sn, err := s.snapshot()
-	if err != nil {
-		return err
-	}
-	if sn.head != head { // moved between the two reads: go again
-		return fmt.Errorf("branch %s moved: %w", s.branch, gitstore.ErrRefChanged)
-	}
+	head := sn.head
 	if _, ok := sn.actions[name]; !ok {
 		return fmt.Errorf("action %q: %w", name, action.ErrActionNotFound)
 	}

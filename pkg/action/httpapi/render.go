@@ -148,13 +148,13 @@ func (c *renderCache) get(rec action.Record) *rendered {
 	return r
 }
 
-// deprecationOf is what a render depends on of a record's deprecation. (A
-// deprecation without a reason cannot be stored: CheckDeprecation.)
+// deprecationOf is the reason of a record's deprecation, "" for none (a
+// stored deprecation always has a reason: CheckDeprecation).
 func deprecationOf(rec action.Record) string {
 	if rec.Deprecation == nil {
 		return ""
 	}
-	return "deprecated: " + rec.Deprecation.Reason
+	return rec.Deprecation.Reason
 }
 
 // fresh returns the entry of name@version when the store returned its bytes
