@@ -21,9 +21,6 @@ file is the canonical document of that name and version. With trusted keys
 the head. Exit 1 naming each commit that broke immutability. Git stores only.`,
 		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("action audit takes no arguments")
-			}
 			keys, err := optionalTrustedKeys(env, c.String("trusted"))
 			if err != nil {
 				return err

@@ -19,9 +19,6 @@ release. --json prints the seed's GET /actions shape:
 {"items": [{"name", "latest_version", "versions", "description"}]}.`,
 		Flags: withGlobal(actionStoreFlag()),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("action list takes no arguments")
-			}
 			store, err := actionStoreFromFlags(c, env)
 			if err != nil {
 				return err

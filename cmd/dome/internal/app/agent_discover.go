@@ -28,9 +28,6 @@ constraint rules it out.`,
 			&cli.StringFlag{Name: "category", Usage: "list only `CATEGORY`"},
 		)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("agent discover takes no arguments (use --index FILE or --index-ref REF)")
-			}
 			in, err := readAgentInputs(c)
 			if err != nil {
 				return err

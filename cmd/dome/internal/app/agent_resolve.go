@@ -44,9 +44,6 @@ would write (for CI). --json prints the explain document on stdout.`,
 			&cli.BoolFlag{Name: "check", Usage: "write nothing; exit 1 when the lock is missing or stale"},
 		)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("agent resolve takes no arguments (use --agents FILE, --index FILE)")
-			}
 			in, err := readAgentInputs(c)
 			if err != nil {
 				return err

@@ -26,9 +26,6 @@ when absent), --index FILE (must exist) or --index-ref REF (registry/mcp/index.j
 in the --repo registry at REF).`,
 		Flags: withGlobal(agentInputFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("agent validate takes no arguments (use --agents FILE, --index FILE)")
-			}
 			in, err := readAgentInputs(c)
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -66,7 +67,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // Run runs dome in env.
 func Run(ctx context.Context, env *Env, args []string) int {
 	a := newApp(env)
-	err := a.RunContext(ctx, interspersed(a, args))
+	args, err := interspersed(a, args)
+	if err == nil {
+		err = a.RunContext(ctx, args)
+	}
 	return report(env, err)
 }
 
@@ -77,19 +81,20 @@ func isTerminal(w io.Writer) bool {
 
 func newApp(env *Env) *cli.App {
 	a := &cli.App{
-		Name:                 "dome",
-		Usage:                "turn a git repository into a trustworthy tool registry",
-		Version:              Version,
-		Reader:               env.Stdin,
-		Writer:               env.Stdout,
-		ErrWriter:            env.Stderr,
-		Flags:                globalFlags(),
+		Name:      "dome",
+		Usage:     "turn a git repository into a trustworthy tool registry",
+		Version:   Version,
+		Reader:    env.Stdin,
+		Writer:    env.Stdout,
+		ErrWriter: env.Stderr,
+		// urfave adds --help only when no command is named "help"; dome has one (help.go).
+		Flags:                append(globalFlags(), cli.HelpFlag),
 		EnableBashCompletion: false,
 		HideHelpCommand:      true,
 		// dome maps errors to exit codes itself (report); urfave must not exit.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err}
+			return usageError{&errkind.InputError{Problem: flagProblem(err), Hint: helpHint("dome")}}
 		},
 		Commands: commands(env),
 		Action: func(c *cli.Context) error {
@@ -123,19 +128,10 @@ func commands(env *Env) []*cli.Command {
 		newContractCommand(env),
 		newActionCommand(env),
 		newStackCommand(env),
+		newHelpCommand(env),
 	}
-	for _, c := range cmds {
-		setUsageErrors(c)
-	}
+	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments
 	return cmds
-}
-
-// setUsageErrors makes flag errors of every subcommand usage errors (exit 2).
-func setUsageErrors(c *cli.Command) {
-	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
-	for _, s := range c.Subcommands {
-		setUsageErrors(s)
-	}
 }
 
 // usageError marks bad usage: unknown flags, missing arguments.

@@ -31,9 +31,6 @@ byte offset (exit 2). The output is already JSON, so --json changes nothing.`,
 			&cli.BoolFlag{Name: "newline", Usage: "end the output with a newline (not part of the canonical bytes)"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return usagef("canon takes at most one FILE (or - for stdin)")
-			}
 			if c.Int("max-depth") < 1 {
 				return usagef("--max-depth must be at least 1")
 			}

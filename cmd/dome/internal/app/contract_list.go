@@ -20,9 +20,6 @@ func newContractListCommand(env *Env) *cli.Command {
 		Usage: "list the catalog's commands, rules, stack presets, constraint keys and projects (and validate them all)",
 		Flags: withGlobal(contractSourceFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("contract list takes no arguments")
-			}
 			src, ref, err := contractSource(c.Context, env, c)
 			if err != nil {
 				return err

@@ -47,9 +47,6 @@ unknown_command, 1 for conflicting_rules and invalid_configuration.`,
 			&cli.StringFlag{Name: "log", Usage: "append the log line to `FILE` instead of stderr"},
 		)...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("contract resolve takes no arguments (use --project, --command, --input)")
-			}
 			opts := contractResolveOptions{
 				Request:   aicontract.Request{ProjectID: c.String("project"), CommandID: c.String("command"), UserInput: c.String("input")},
 				InputFile: c.String("input-file"), Now: c.String("now"), Log: c.String("log"),

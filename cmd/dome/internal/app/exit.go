@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/urfave/cli/v2"
@@ -19,9 +18,10 @@ func exitCode(err error) int {
 		return ExitUsage
 	}
 	var ec cli.ExitCoder
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
+	if errors.As(err, &ec) && ec.ExitCode() == ExitUsage {
+		return ExitUsage
 	}
+	// Nothing else leaves dome: 0, 1 and 2 are its only exit codes.
 	return ExitCheck
 }
 
@@ -35,15 +35,7 @@ func report(env *Env, err error) int {
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	msg := err.Error()
-	if isUsage(err) {
-		// urfave prints "Incorrect Usage" plus help for flag errors; keep one line.
-		msg = strings.TrimPrefix(msg, "flag provided but not defined: ")
-		if msg != err.Error() {
-			msg = "unknown flag " + msg
-		}
-	}
-	fmt.Fprintf(env.Stderr, "dome: %s\n", msg)
+	fmt.Fprintf(env.Stderr, "dome: %s\n", err)
 	var ce *errkind.CheckError
 	if errors.As(err, &ce) {
 		for _, d := range ce.Details {

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 
+	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,22 +49,28 @@ func globalBool(c *cli.Context, name string) bool {
 // interspersed moves flags that follow positional arguments in front of them,
 // so that "dome resolve petstore@main --json" works: the standard flag package
 // that urfave/cli/v2 uses stops at the first positional argument. Everything
-// after "--" stays positional.
-func interspersed(a *cli.App, args []string) []string {
+// after "--" stays positional. A flag that takes a value but has none (last on
+// the line, or followed by "--" or another of the command's flags) is a usage
+// error here: the flag package would take the next word as its value.
+func interspersed(a *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	out := []string{args[0]}
 	rest := args[1:]
 	flags := a.Flags
 	cmds := a.Commands
+	path := "dome"
 	// Walk the command path: global flags and command names.
 	for len(rest) > 0 {
 		arg := rest[0]
 		if strings.HasPrefix(arg, "-") && arg != "-" {
-			n := flagArity(flags, arg)
-			if n > len(rest) {
-				n = len(rest)
+			if arg == "--" {
+				break
+			}
+			n, err := flagWords(flags, rest, 0, path)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, rest[:n]...)
 			rest = rest[n:]
@@ -81,6 +88,7 @@ func interspersed(a *cli.App, args []string) []string {
 		}
 		out = append(out, arg)
 		rest = rest[1:]
+		path += " " + next.Name
 		flags = append(append([]cli.Flag{}, next.Flags...), flags...)
 		cmds = next.Subcommands
 	}
@@ -93,13 +101,12 @@ func interspersed(a *cli.App, args []string) []string {
 			break
 		}
 		if strings.HasPrefix(arg, "-") && arg != "-" {
-			n := flagArity(flags, arg)
-			end := i + n
-			if end > len(rest) {
-				end = len(rest)
+			n, err := flagWords(flags, rest, i, path)
+			if err != nil {
+				return nil, err
 			}
-			fl = append(fl, rest[i:end]...)
-			i = end - 1
+			fl = append(fl, rest[i:i+n]...)
+			i += n - 1
 			continue
 		}
 		pos = append(pos, arg)
@@ -108,7 +115,36 @@ func interspersed(a *cli.App, args []string) []string {
 	if len(pos) > 0 && pos[0] != "--" {
 		out = append(out, "--")
 	}
-	return append(out, pos...)
+	return append(out, pos...), nil
+}
+
+// flagWords is how many words the flag at args[i] spans: 2 for a flag that
+// takes a separate value, else 1 (a bool flag, "--name=value", or an unknown
+// flag, which urfave reports).
+func flagWords(flags []cli.Flag, args []string, i int, path string) (int, error) {
+	if flagArity(flags, args[i]) == 1 {
+		return 1, nil
+	}
+	if i+1 >= len(args) || args[i+1] == "--" || isFlagOf(flags, args[i+1]) {
+		return 0, usageError{&errkind.InputError{Source: cmdSource(path), Problem: "flag " + dashes(args[i]) + " needs a value", Hint: helpHint(path)}}
+	}
+	return 2, nil
+}
+
+// isFlagOf reports whether arg spells one of flags ("--json", "-q", "--out=x").
+func isFlagOf(flags []cli.Flag, arg string) bool {
+	if !strings.HasPrefix(arg, "-") || arg == "-" {
+		return false
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // flagArity is 1 for a bool flag or "--name=value", 2 for a flag that takes

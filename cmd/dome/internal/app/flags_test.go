@@ -2,6 +2,7 @@ package app
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -29,8 +30,33 @@ func TestInterspersed(t *testing.T) {
 		{[]string{"dome", "resolve", "-"}, []string{"dome", "resolve", "--", "-"}},
 	}
 	for _, tt := range tests {
-		if got := interspersed(a, tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("interspersed(%q) = %q, want %q", tt.in, got, tt.want)
+		if got, err := interspersed(a, tt.in); err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("interspersed(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// A flag that takes a value but has none is a usage error naming the flag,
+// not a flag whose value is the next word ("--", "--json").
+func TestInterspersed_FlagWithoutValue_IsUsageError(t *testing.T) {
+	a := &cli.App{
+		Flags:    globalFlags(),
+		Commands: []*cli.Command{{Name: "resolve", Flags: withGlobal(&cli.StringFlag{Name: "profile"})}},
+	}
+	for _, in := range [][]string{
+		{"dome", "resolve", "t@main", "--profile"},
+		{"dome", "resolve", "--profile", "--", "t@main"},
+		{"dome", "resolve", "t@main", "--profile", "--json"},
+		{"dome", "--repo"},
+		{"dome", "--repo", "--json", "resolve"},
+	} {
+		got, err := interspersed(a, in)
+		if err == nil || !isUsage(err) {
+			t.Errorf("interspersed(%q) = %q, %v; want a usage error", in, got, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "needs a value") {
+			t.Errorf("interspersed(%q): %v; want it to say the flag needs a value", in, err)
 		}
 	}
 }

@@ -70,8 +70,6 @@ bundle, generators lock, toolchain), or that generated files were edited by hand
 				}
 			}
 			switch {
-			case c.NArg() > 1:
-				return usagef("gen takes one <tool@ref>")
 			case c.NArg() == 1 && opts.All:
 				return usagef("give either <tool@ref> or --all, not both")
 			case c.NArg() == 0 && !opts.All && !opts.Check:

@@ -34,9 +34,6 @@ overwritten.`,
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "directory `DIR` for the key files"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("keygen takes no arguments (got %q)", c.Args().First())
-			}
 			if c.String("kid") == "" {
 				return usagef("keygen needs --kid KID")
 			}

@@ -23,9 +23,6 @@ func newRegistryIndexCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("registry index takes no arguments")
-			}
 			reg, err := openRegistry(c.Context, env, c)
 			if err != nil {
 				return err
@@ -76,9 +73,6 @@ func newRegistryVerifyCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "keyring", Usage: "armored OpenPGP public keys in `FILE`; every release must be signed by one"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("registry verify takes no arguments")
-			}
 			reg, err := openRegistry(c.Context, env, c)
 			if err != nil {
 				return err

@@ -22,9 +22,6 @@ func newRegistryListCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "ref", Value: "HEAD", Usage: "list the registry at `REF`"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("registry list takes no arguments (use --ref REF)")
-			}
 			reg, err := openRegistry(c.Context, env, c)
 			if err != nil {
 				return err

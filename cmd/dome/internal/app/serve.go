@@ -67,9 +67,6 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			&cli.DurationFlag{Name: "revalidate", Value: 0, Usage: "answer a version read from the store less than `D` ago from memory (0: read the store on every request; a tamper shows within D)"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("serve takes no arguments (got %q)", c.Args().First())
-			}
 			opts := serveOptions{
 				Store: c.String("store"), Addr: c.String("addr"), Trusted: c.String("trusted"),
 				MaxBody: c.Int64("max-body"), AccessLog: c.Bool("access-log"), ShutdownTimeout: c.Duration("shutdown-timeout"),

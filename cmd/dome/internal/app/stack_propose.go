@@ -67,9 +67,6 @@ func newStackProposeCommand(env *Env) *cli.Command {
 				return err
 			}
 			defer repo.Close()
-			if c.NArg() > 1 {
-				return usagef("give one PATCH file")
-			}
 			var intents []string
 			for _, v := range c.StringSlice("intent") {
 				for _, t := range strings.Split(v, ",") {
