@@ -57,7 +57,7 @@ run action audit --store "$store"
 run action deprecate --store "$store" files.move@1.0.0 --reason 'use 1.1.0: 1.0.0 drops file modes'
 run action list --store "$store"
 run action deprecate --store "$store" files.move@1.0.0 --undo
-# The same store over HTTP: dome serve on a free loopback port, the seed's reads, an idempotent
+# The same store over HTTP: dome serve on a free loopback port, the API's reads, an idempotent
 # republish (200) and a graceful stop (SIGTERM).
 if command -v curl >/dev/null; then
   printf '\n$ dome serve --store %s --addr 127.0.0.1:0 &\n' "$store"

@@ -15,7 +15,7 @@ func newActionListCommand(env *Env) *cli.Command {
 		Usage: "list the published actions with their versions and latest_version",
 		Description: `Prints every action, sorted by name, with its versions in SemVer order and its
 latest_version: the highest release, or the highest pre-release when there is no
-release. --json prints the seed's GET /actions shape:
+release. --json prints the shape of the HTTP API's GET /actions:
 {"items": [{"name", "latest_version", "versions", "description"}]}.`,
 		Flags: withGlobal(actionStoreFlag()),
 		Action: func(c *cli.Context) error {

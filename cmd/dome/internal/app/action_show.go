@@ -25,8 +25,8 @@ func newActionShowCommand(env *Env) *cli.Command {
 		ArgsUsage: "NAME[@VERSION]",
 		Description: `Prints NAME@VERSION (default: the latest_version) from the store: hash, signature
 block, the commit that added it and whether it verifies against the trusted keys
-(when any are configured), then its schema. --json prints the seed's
-GET /actions/{name}/versions/{version} shape {"name", "version", "schema", "hash",
+(when any are configured), then its schema. --json prints the shape of the
+HTTP API's GET /actions/{name}/versions/{version} {"name", "version", "schema", "hash",
 "signature", "verified"} plus "revision", and "code"/"reason" when not verified.`,
 		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {

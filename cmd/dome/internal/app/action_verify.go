@@ -25,7 +25,7 @@ func newActionVerifyCommand(env *Env) *cli.Command {
 bytes and checks its Ed25519 signature against the trusted keys. Exit 0 when it
 verifies; exit 1 naming why when not, with the code UNKNOWN_KEY_ID (the kid is not
 trusted) or BAD_SIGNATURE (changed bytes, a wrong hash, a failing signature).
---json prints the seed's verify shape {"name", "version", "verified", "kid", "alg",
+--json prints the HTTP API's verify shape {"name", "version", "verified", "kid", "alg",
 "hash"} plus "code" and "reason" when not verified (and still exits 1).`,
 		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
@@ -47,7 +47,7 @@ trusted) or BAD_SIGNATURE (changed bytes, a wrong hash, a failing signature).
 	}
 }
 
-// actionVerifyResult is dome action verify --json (the seed's verify shape).
+// actionVerifyResult is dome action verify --json (the HTTP API's verify shape).
 type actionVerifyResult struct {
 	Name     string `json:"name"`
 	Version  string `json:"version"`
