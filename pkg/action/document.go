@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,6 +123,98 @@ func truncate(b []byte, n int) string {
 	return string(b[:n]) + "..."
 }
 
+// An action can also be sent as the publish request the action registry
+// API describes: an envelope around the payload,
+//
+//	{"schema": {"name": "files.move", "version": "1.1.0", ...},
+//	 "signature": {"alg": "ed25519", "kid": "dev-root-1", "sig": "base64:..."}}
+//
+// optionally with the "hash" of the payload and the "name", "version" and
+// "verified" members of a fetched version (so the body of
+// GET /actions/{name}/versions/{version} publishes as it is). The signed
+// bytes are the same in both shapes: the canonical payload's digest.
+
+// envelopeMembers are the members an envelope may hold.
+var envelopeMembers = map[string]bool{"schema": true, "signature": true, "hash": true, "name": true, "version": true, "verified": true}
+
+// ParseSubmitted reads an action as a publisher sends it: the document
+// itself (ParseDocument), or the envelope {"schema", "signature"} above,
+// which it turns into the document (the schema's members with "signature"
+// and "hash", the hash computed when the envelope has none). A JSON object
+// is read as an envelope when every member is an envelope member and
+// "schema" is an object with a "name"; anything else is a document. Errors
+// are ParseDocument's, and ErrInvalid for an envelope whose "name" or
+// "version" differ from its schema's or whose schema carries a different
+// "hash" or "signature" of its own.
+func ParseSubmitted(body []byte) (*Document, error) {
+	if len(body) > MaxDocumentSize || !bytes.Contains(body, []byte(`"schema"`)) {
+		return ParseDocument(body)
+	}
+	members, ok := envelope(body)
+	if !ok {
+		return ParseDocument(body)
+	}
+	var schema map[string]json.RawMessage
+	if err := json.Unmarshal(members["schema"], &schema); err != nil {
+		return nil, fmt.Errorf("%w: \"schema\": %w", ErrInvalid, err)
+	}
+	for _, m := range []string{"name", "version"} {
+		if raw, ok := members[m]; ok && !bytes.Equal(raw, schema[m]) {
+			return nil, fmt.Errorf("%w: the envelope's %q is %s, its schema's is %s", ErrInvalid, m, truncate(raw, 60), truncate(schema[m], 60))
+		}
+	}
+	for _, m := range []string{"hash", "signature"} {
+		outer, inOuter := members[m]
+		inner, inInner := schema[m]
+		switch {
+		case inOuter && inInner && !bytes.Equal(outer, inner):
+			return nil, fmt.Errorf("%w: the envelope and its schema carry different %q members; keep the envelope's", ErrInvalid, m)
+		case inOuter:
+			schema[m] = outer
+		}
+	}
+	delete(schema, "verified")
+	doc, err := canonical.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode the document: %w", ErrInvalid, err)
+	}
+	d, err := ParseDocument(doc)
+	if err != nil || d.StatedHash != "" {
+		return d, err
+	}
+	// The server computes the hash the envelope left out.
+	schema["hash"], _ = json.Marshal(d.Hash)
+	if doc, err = canonical.Marshal(schema); err != nil {
+		return nil, fmt.Errorf("%w: encode the document: %w", ErrInvalid, err)
+	}
+	return ParseDocument(doc)
+}
+
+// envelope returns the members of body when it is an envelope.
+func envelope(body []byte) (map[string]json.RawMessage, bool) {
+	c, err := canonical.Transform(body)
+	if err != nil {
+		return nil, false // ParseDocument reports it
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(c, &members) != nil || members == nil {
+		return nil, false
+	}
+	for k := range members {
+		if !envelopeMembers[k] {
+			return nil, false
+		}
+	}
+	var schema map[string]json.RawMessage
+	if json.Unmarshal(members["schema"], &schema) != nil || schema == nil {
+		return nil, false
+	}
+	if _, ok := schema["name"]; !ok {
+		return nil, false
+	}
+	return members, true
+}
+
 // Prepare parses a document (ParseDocument) and returns the Record a store
 // keeps: name and version read from the document, Document the canonical
 // bytes (with "hash" and "signature", without "verified"), Hash the digest of
@@ -135,8 +228,8 @@ func Prepare(doc []byte) (Record, error) {
 	return Record{Name: d.Name, Version: d.Version, Document: d.Canonical, Hash: d.Hash}, nil
 }
 
-// Sign signs an action document with key: it checks the document
-// (ParseDocument) and returns its canonical form with fresh "hash" and
+// Sign signs an action document with key: it checks the document (either
+// shape, ParseSubmitted) and returns its canonical form with fresh "hash" and
 // "signature" members (any old ones and "verified" are replaced). The
 // signature is Ed25519 over the DSSE pre-authentication encoding
 //
@@ -144,10 +237,11 @@ func Prepare(doc []byte) (Record, error) {
 //
 // hash being "sha256:<hex>" of the canonical payload (pkg/signing).
 func Sign(key signing.PrivateKey, doc []byte) ([]byte, error) {
-	if _, err := ParseDocument(doc); err != nil {
+	d, err := ParseSubmitted(doc)
+	if err != nil {
 		return nil, err
 	}
-	out, _, err := signing.SignEmbedded(key, PayloadType, doc)
+	out, _, err := signing.SignEmbedded(key, PayloadType, d.Canonical)
 	if err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}

@@ -32,3 +32,28 @@ func FuzzPrepare(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSubmitted: either shape never panics; what it accepts is a
+// document that reads back as itself (the envelope is only a way in).
+func FuzzParseSubmitted(f *testing.F) {
+	f.Add([]byte(moveDoc))
+	f.Add([]byte(`{"schema":{"name":"a","version":"1.0.0"},"signature":{"alg":"ed25519","kid":"k","sig":"base64:"}}`))
+	f.Add([]byte(`{"schema":{"name":"a","version":"1.0.0","hash":"sha256:00"},"hash":"sha256:01","name":"a","version":"1.0.0","verified":true}`))
+	f.Add([]byte(`{"schema":{"name":"a"},"name":"b"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := ParseSubmitted(body)
+		if err != nil {
+			if !IsInvalid(err) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		again, err := ParseDocument(d.Canonical)
+		if err != nil {
+			t.Fatalf("the document of an accepted body does not parse: %v\n%s", err, d.Canonical)
+		}
+		if !bytes.Equal(again.Canonical, d.Canonical) || again.Hash != d.Hash {
+			t.Fatalf("not stable:\n%s\n%s", d.Canonical, again.Canonical)
+		}
+	})
+}

@@ -55,6 +55,11 @@ func Verify(doc []byte, keys *signing.TrustedKeys) Verification {
 	return verifyParsed(d, keys)
 }
 
+// VerifyDocument checks a parsed document's signature as Verify does.
+func VerifyDocument(d *Document, keys *signing.TrustedKeys) Verification {
+	return verifyParsed(d, keys)
+}
+
 func verifyParsed(d *Document, keys *signing.TrustedKeys) Verification {
 	if d.Signature == nil {
 		return fail(ErrBadSignature, d.Hash, nil, `the document has no "signature" member; sign it with dome action sign --key KEY FILE`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/mod/semver"
 )
@@ -41,13 +42,29 @@ func CheckName(name string) error {
 			}
 			prevSep = true
 		default:
-			return fmt.Errorf("%w: action name %q: character %q at offset %d is not allowed (want ^[a-z0-9]+([._-][a-z0-9]+)*$: lowercase letters, digits, and single . _ - between them)", ErrInvalid, name, rune(c), i)
+			// Decode the whole character: a look-alike such as the Cyrillic
+			// U+0430 must be shown as itself, not as its first byte.
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return fmt.Errorf("%w: action name %q: character %s at offset %d is not allowed (want ^[a-z0-9]+([._-][a-z0-9]+)*$: lowercase letters, digits, and single . _ - between them)", ErrInvalid, name, describeRune(r), i)
 		}
 	}
 	if prevSep {
 		return fmt.Errorf("%w: action name %q must not end with %q (want ^[a-z0-9]+([._-][a-z0-9]+)*$)", ErrInvalid, name, name[len(name)-1])
 	}
 	return nil
+}
+
+// describeRune shows a character for an error message: 'x' for printable
+// ASCII, 'а' (U+0430) beyond it (look-alikes of ASCII letters exist), U+FFFD
+// for a byte that is not UTF-8.
+func describeRune(r rune) string {
+	switch {
+	case r == utf8.RuneError:
+		return "U+FFFD (not UTF-8)"
+	case r < 0x80:
+		return fmt.Sprintf("%q", r)
+	}
+	return fmt.Sprintf("%q (%U)", r, r)
 }
 
 // CheckVersion reports whether v is a valid action version: a full SemVer

@@ -3,6 +3,7 @@ package action
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,21 @@ func TestCheckName(t *testing.T) {
 		}
 		if err != nil && !errors.Is(err, ErrInvalid) {
 			t.Errorf("CheckName(%q): %v does not wrap ErrInvalid", tc.name, err)
+		}
+	}
+}
+
+// A character outside ASCII is named as itself with its code point, never as
+// the Latin-1 reading of its first byte ('Ð').
+func TestCheckName_NonASCII_NamesTheCharacter(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"files.move\u0430", `character 'а' (U+0430) at offset 10`},
+		{"fil\xffes", `character U+FFFD (not UTF-8) at offset 3`},
+		{"a b", `character ' ' at offset 1`},
+	} {
+		err := CheckName(tc.name)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckName(%q) = %v, want it to say %s", tc.name, err, tc.want)
 		}
 	}
 }

@@ -87,6 +87,15 @@ func b85value(c byte) int { return strings.IndexByte(b85chars, c) }
 
 // decode85Line decodes one line of git's base85: a length character
 // ('A'-'Z' = 1-26, 'a'-'z' = 27-52) then 5 characters per 4 bytes.
+// quoteASCII shows one byte of an ASCII format: 'c', or 0xNN beyond ASCII
+// (%q of a byte would print it as the Latin-1 character of that value).
+func quoteASCII(c byte) string {
+	if c < 0x80 {
+		return fmt.Sprintf("%q", c)
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
 func decode85Line(l string) ([]byte, error) {
 	if len(l) < 6 {
 		return nil, fmt.Errorf("line %q too short", l)
@@ -98,7 +107,7 @@ func decode85Line(l string) ([]byte, error) {
 	case c >= 'a' && c <= 'z':
 		n = int(c-'a') + 27
 	default:
-		return nil, fmt.Errorf("bad length character %q", c)
+		return nil, fmt.Errorf("bad length character %s", quoteASCII(c))
 	}
 	enc := l[1:]
 	if len(enc) != (n+3)/4*5 {
@@ -110,7 +119,7 @@ func decode85Line(l string) ([]byte, error) {
 		for j := 0; j < 5; j++ {
 			v := b85value(enc[i+j])
 			if v < 0 {
-				return nil, fmt.Errorf("bad base85 character %q", enc[i+j])
+				return nil, fmt.Errorf("bad base85 character %s", quoteASCII(enc[i+j]))
 			}
 			acc = acc*85 + uint64(v)
 		}

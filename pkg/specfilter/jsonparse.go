@@ -147,7 +147,8 @@ func (p *jsonParser) value() (*Value, error) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	default:
-		return nil, p.errorf("unexpected character %q", rune(c))
+		r, _ := utf8.DecodeRune(p.data[p.pos:])
+		return nil, p.errorf("unexpected character %q (%U)", r, r)
 	}
 }
 

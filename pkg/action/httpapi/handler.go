@@ -149,6 +149,9 @@ func New(opts Options) (*Handler, error) {
 	if h.readyTimeout <= 0 {
 		h.readyTimeout = 2 * time.Second
 	}
+	if err := CheckAPIKey(opts.APIKey); err != nil {
+		return nil, fmt.Errorf("httpapi: API key: %w", err)
+	}
 	if opts.APIKey != "" {
 		d := sha256.Sum256([]byte(opts.APIKey))
 		h.apiKey = &d
@@ -168,6 +171,28 @@ func New(opts Options) (*Handler, error) {
 	m.HandleFunc("/", notFound)
 	h.mux = m
 	return h, nil
+}
+
+// CheckAPIKey refuses an API key no request can carry: HTTP drops the
+// spaces and tabs around a header value and cannot carry control
+// characters, so a key of only whitespace, one with whitespace at either
+// end or one with a control character would never match. "" (publishing
+// off) is fine.
+func CheckAPIKey(key string) error {
+	switch {
+	case key == "":
+		return nil
+	case strings.TrimSpace(key) == "":
+		return errors.New("the key is only whitespace, which no X-API-Key header can carry")
+	case strings.TrimLeft(key, " \t") != key || strings.TrimRight(key, " \t") != key:
+		return errors.New("the key starts or ends with whitespace, which HTTP drops from the X-API-Key header, so it would never match")
+	}
+	for i, r := range key {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("the key has a control character (%U) at byte %d, which an X-API-Key header cannot carry", r, i)
+		}
+	}
+	return nil
 }
 
 // PublishEnabled reports whether an API key is configured.
@@ -382,7 +407,8 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	d, err := action.ParseDocument(body)
+	// The body is the signed document, or the envelope {"schema", "signature"}.
+	d, err := action.ParseSubmitted(body)
 	if err != nil {
 		var se *canonical.SyntaxError
 		msg := strings.TrimPrefix(err.Error(), action.ErrInvalid.Error()+": ")
@@ -398,7 +424,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"document": d.Name + "@" + d.Version, "path": name + "@" + version})
 		return
 	}
-	res, v, err := action.Publish(r.Context(), h.store, body, h.keys)
+	res, v, err := action.PublishDocument(r.Context(), h.store, d, h.keys)
 	switch {
 	case err == nil:
 	case !v.Verified && v.Err != nil:
@@ -424,6 +450,9 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusOK
 	if res.Created {
+		// Read your own writes: answers cached while watching predate this
+		// version, and the store's notification of it may still be on its way.
+		h.gen.Add(1)
 		status = http.StatusCreated
 		w.Header()["Location"] = []string{"/actions/" + name + "/versions/" + version}
 	}

@@ -300,3 +300,29 @@ func TestAPI_Watch_ReadsFromMemoryUntilAChange(t *testing.T) {
 		t.Errorf("feed back: %d store reads, want 5 (one read, then memory)", g)
 	}
 }
+
+func TestCheckAPIKey(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		ok  bool
+	}{
+		{"", true},
+		{"0123456789abcdef0123456789abcdef", true},
+		{"a key with inner spaces", true},
+		{"   ", false},
+		{"\t", false},
+		{" leading", false},
+		{"trailing ", false},
+		{"bell\a", false},
+		{"line\nbreak", false},
+	} {
+		if err := httpapi.CheckAPIKey(tc.key); (err == nil) != tc.ok {
+			t.Errorf("CheckAPIKey(%q) = %v, want ok=%v", tc.key, err, tc.ok)
+		}
+		_, keys := storetest.Key(t)
+		_, err := httpapi.New(httpapi.Options{Store: storetest.NewMemStore(), Keys: keys, APIKey: tc.key})
+		if (err == nil) != tc.ok {
+			t.Errorf("New with API key %q: %v, want ok=%v", tc.key, err, tc.ok)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,41 @@ type apiEnv struct {
 	h     *httpapi.Handler
 	srv   *httptest.Server
 	spec  *apiSpec
+	form  bodyForm // how publish sends a signed document
+}
+
+// bodyForm is one shape of the publish request body: the signed document
+// itself, or the envelope {"schema", "signature"} the API also accepts.
+type bodyForm struct {
+	name string
+	body func(t testing.TB, signed []byte) []byte
+}
+
+var bodyForms = []bodyForm{
+	{"document", func(_ testing.TB, signed []byte) []byte { return signed }},
+	{"envelope", envelopeBody},
+}
+
+// envelopeBody turns a signed document into {"schema": payload, "signature"}.
+func envelopeBody(t testing.TB, signed []byte) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(signed, &m); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]json.RawMessage{"signature": m["signature"]}
+	delete(m, "signature")
+	delete(m, "hash")
+	schema, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["schema"] = schema
+	b, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func newAPIEnv(t *testing.T, s action.Store, opts httpapi.Options) *apiEnv {
@@ -54,7 +90,7 @@ func newAPIEnv(t *testing.T, s action.Store, opts httpapi.Options) *apiEnv {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &apiEnv{t: t, store: s, h: h, srv: srv, spec: spec(t)}
+	return &apiEnv{t: t, store: s, h: h, srv: srv, spec: spec(t), form: bodyForms[0]}
 }
 
 // watch runs the handler's Watch until t ends and waits until it watches.
@@ -141,11 +177,12 @@ func doRequest(t testing.TB, c *http.Client, sp *apiSpec, base, method, path str
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
+// publish sends a signed document in the env's body form.
 func (e *apiEnv) publish(doc []byte) response {
 	e.t.Helper()
 	var d struct{ Name, Version string }
 	json.Unmarshal(doc, &d)
-	return e.do("POST", "/actions/"+d.Name+"/versions/"+d.Version, doc, map[string]string{"X-API-Key": apiKey})
+	return e.do("POST", "/actions/"+d.Name+"/versions/"+d.Version, e.form.body(e.t, doc), map[string]string{"X-API-Key": apiKey})
 }
 
 func (e *apiEnv) mustPublish(doc []byte, want int) response {
@@ -187,40 +224,93 @@ func wantStatus(t testing.TB, what string, r response, status int, code string) 
 	}
 }
 
-// runSuite runs the seed's acceptance tests A to F and the publish rules
-// over HTTP against one backend.
+// runSuite runs the acceptance tests A to F of the action registry and the
+// publish rules over HTTP against one backend, once with each publish body
+// form (the signed document, the {"schema", "signature"} envelope), then the
+// tests that do not depend on the body form.
 func runSuite(t *testing.T, kit storeKit) {
-	env := func(t *testing.T) *apiEnv {
+	for _, form := range bodyForms {
+		t.Run(form.name, func(t *testing.T) {
+			runAcceptance(t, kit, func(t *testing.T) *apiEnv {
+				e := newAPIEnv(t, kit.open(t), httpapi.Options{APIKey: apiKey})
+				e.form = form
+				if kit.watch {
+					e.watch()
+				}
+				return e
+			})
+		})
+	}
+	runStoreBehaviour(t, kit, func(t *testing.T) *apiEnv {
 		e := newAPIEnv(t, kit.open(t), httpapi.Options{APIKey: apiKey})
 		if kit.watch {
 			e.watch()
 		}
 		return e
+	})
+}
+
+// reorderedJSON writes the same JSON object with its members (at every
+// level) in reverse order and other whitespace.
+func reorderedJSON(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
 	}
+	var out strings.Builder
+	var write func(v any, indent string)
+	write = func(v any, indent string) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			enc, _ := json.Marshal(v)
+			out.Write(enc)
+			return
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		slices.Reverse(keys)
+		out.WriteString("{\n")
+		for i, k := range keys {
+			fmt.Fprintf(&out, "%s  %q :  ", indent, k)
+			write(m[k], indent+"    ")
+			if i < len(keys)-1 {
+				out.WriteString(",\n")
+			}
+		}
+		out.WriteString("\n" + indent + "}")
+	}
+	write(v, "")
+	out.WriteString("\n")
+	return []byte(out.String())
+}
+
+// runAcceptance is A to F and the publish refusals in env's body form.
+func runAcceptance(t *testing.T, kit storeKit, env func(t *testing.T) *apiEnv) {
 	t.Run("A_CanonicalizationDeterminism", func(t *testing.T) {
 		e := env(t)
 		doc := signed(t, "files.move", "1.0.0", "Move a file", nil)
 		var m map[string]any
 		json.Unmarshal(doc, &m)
-		// The same object, keys in another order, other whitespace.
-		var b strings.Builder
-		b.WriteString("{\n")
-		keys := []string{"version", "signature", "name", "input", "hash", "description"}
-		for i, k := range keys {
-			v, _ := json.MarshalIndent(m[k], "  ", "    ")
-			fmt.Fprintf(&b, "  %q :  %s", k, v)
-			if i < len(keys)-1 {
-				b.WriteString(",\n")
-			}
-		}
-		b.WriteString("\n}\n")
-		reordered := []byte(b.String())
-		c1, _ := canonical.Transform(doc)
+		// The same body, keys in another order, other whitespace.
+		body := e.form.body(t, doc)
+		reordered := reorderedJSON(t, body)
+		c1, _ := canonical.Transform(body)
 		c2, _ := canonical.Transform(reordered)
-		if !bytes.Equal(c1, c2) {
+		if !bytes.Equal(c1, c2) || bytes.Equal(body, reordered) {
 			t.Fatalf("canonical bytes differ:\n%s\n%s", c1, c2)
 		}
-		r1 := e.mustPublish(reordered, http.StatusCreated).json(t)
+		path := "/actions/files.move/versions/1.0.0"
+		r := e.do("POST", path, reordered, map[string]string{"X-API-Key": apiKey})
+		if r.status != http.StatusCreated {
+			t.Fatalf("publish: %d\n%s", r.status, r.body)
+		}
+		r1 := r.json(t)
 		r2 := e.mustPublish(doc, http.StatusOK).json(t) // the same canonical bytes: an idempotent republish
 		if r1["hash"] != r2["hash"] || r1["hash"] != m["hash"] {
 			t.Errorf("hashes differ: %v %v %v", r1["hash"], r2["hash"], m["hash"])
@@ -327,40 +417,6 @@ func runSuite(t *testing.T, kit storeKit) {
 		}
 	})
 
-	t.Run("DeprecationShows", func(t *testing.T) {
-		e := env(t)
-		e.mustPublish(signed(t, "files.move", "1.0.0", "one", nil), http.StatusCreated)
-		e.mustPublish(signed(t, "files.move", "1.1.0", "one one", nil), http.StatusCreated)
-		const reason = "loses file modes; use 1.0.0"
-		if _, err := e.store.Deprecate(context.Background(), "files.move", "1.1.0", &action.Deprecation{Reason: reason}); err != nil {
-			t.Fatal(err)
-		}
-		shows := func(path, want string) bool {
-			return strings.Contains(string(e.do("GET", path, nil, nil).body), want)
-		}
-		// a watching handler learns of the change asynchronously
-		if !waitFor(10*time.Second, func() bool { return shows("/actions/files.move/versions/1.1.0", `"deprecated":true`) }) {
-			t.Fatalf("GET of the deprecated version: %s", e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).body)
-		}
-		v := e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).json(t)
-		if v["deprecation_reason"] != reason || v["verified"] != true {
-			t.Errorf("GET 1.1.0: %v", v)
-		}
-		if r := e.do("GET", "/actions/files.move/versions/1.0.0", nil, nil); strings.Contains(string(r.body), "deprecat") {
-			t.Errorf("GET 1.0.0: %s", r.body)
-		}
-		want := `{"items":[{"name":"files.move","latest_version":"1.0.0","versions":["1.0.0","1.1.0"],"description":"one","deprecated":{"1.1.0":"` + reason + `"}}]}` + "\n"
-		if !waitFor(10*time.Second, func() bool { return string(e.do("GET", "/actions", nil, nil).body) == want }) {
-			t.Fatalf("list: %s\nwant %s", e.do("GET", "/actions", nil, nil).body, want)
-		}
-		if _, err := e.store.Deprecate(context.Background(), "files.move", "1.1.0", nil); err != nil {
-			t.Fatal(err)
-		}
-		if !waitFor(10*time.Second, func() bool { return !shows("/actions/files.move/versions/1.1.0", "deprecat") }) {
-			t.Fatalf("still deprecated after clearing: %s", e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).body)
-		}
-	})
-
 	t.Run("E_NotFound", func(t *testing.T) {
 		e := env(t)
 		e.mustPublish(signed(t, "files.move", "1.0.0", "x", nil), http.StatusCreated)
@@ -393,7 +449,7 @@ func runSuite(t *testing.T, kit storeKit) {
 
 	t.Run("PublishRefusals", func(t *testing.T) {
 		e := env(t)
-		good := signed(t, "files.move", "1.0.0", "x", nil)
+		good := e.form.body(t, signed(t, "files.move", "1.0.0", "x", nil))
 		path := "/actions/files.move/versions/1.0.0"
 		key := map[string]string{"X-API-Key": apiKey}
 		wantStatus(t, "no key", e.do("POST", path, good, nil), 401, "UNAUTHORIZED")
@@ -417,8 +473,54 @@ func runSuite(t *testing.T, kit storeKit) {
 		delete(m, "signature")
 		unsigned, _ := json.Marshal(m)
 		wantStatus(t, "unsigned", e.do("POST", path, unsigned, key), 400, "BAD_SIGNATURE")
+		if e.form.name == "envelope" {
+			var env map[string]json.RawMessage
+			json.Unmarshal(good, &env)
+			env["name"] = json.RawMessage(`"files.other"`)
+			other, _ := json.Marshal(env)
+			wantStatus(t, "envelope name differs from its schema's", e.do("POST", path, other, key), 400, "INVALID_ACTION")
+		}
 		if l := e.do("GET", "/actions", nil, nil); string(l.body) != `{"items":[]}`+"\n" {
 			t.Errorf("a refused publish was stored: %s", l.body)
+		}
+	})
+
+}
+
+// runStoreBehaviour is what does not depend on the body form: deprecations
+// showing through the API and concurrent publishers of one version.
+func runStoreBehaviour(t *testing.T, kit storeKit, env func(t *testing.T) *apiEnv) {
+	t.Run("DeprecationShows", func(t *testing.T) {
+		e := env(t)
+		e.mustPublish(signed(t, "files.move", "1.0.0", "one", nil), http.StatusCreated)
+		e.mustPublish(signed(t, "files.move", "1.1.0", "one one", nil), http.StatusCreated)
+		const reason = "loses file modes; use 1.0.0"
+		if _, err := e.store.Deprecate(context.Background(), "files.move", "1.1.0", &action.Deprecation{Reason: reason}); err != nil {
+			t.Fatal(err)
+		}
+		shows := func(path, want string) bool {
+			return strings.Contains(string(e.do("GET", path, nil, nil).body), want)
+		}
+		// a watching handler learns of the change asynchronously
+		if !waitFor(10*time.Second, func() bool { return shows("/actions/files.move/versions/1.1.0", `"deprecated":true`) }) {
+			t.Fatalf("GET of the deprecated version: %s", e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).body)
+		}
+		v := e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).json(t)
+		if v["deprecation_reason"] != reason || v["verified"] != true {
+			t.Errorf("GET 1.1.0: %v", v)
+		}
+		if r := e.do("GET", "/actions/files.move/versions/1.0.0", nil, nil); strings.Contains(string(r.body), "deprecat") {
+			t.Errorf("GET 1.0.0: %s", r.body)
+		}
+		want := `{"items":[{"name":"files.move","latest_version":"1.0.0","versions":["1.0.0","1.1.0"],"description":"one","deprecated":{"1.1.0":"` + reason + `"}}]}` + "\n"
+		if !waitFor(10*time.Second, func() bool { return string(e.do("GET", "/actions", nil, nil).body) == want }) {
+			t.Fatalf("list: %s\nwant %s", e.do("GET", "/actions", nil, nil).body, want)
+		}
+		if _, err := e.store.Deprecate(context.Background(), "files.move", "1.1.0", nil); err != nil {
+			t.Fatal(err)
+		}
+		if !waitFor(10*time.Second, func() bool { return !shows("/actions/files.move/versions/1.1.0", "deprecat") }) {
+			t.Fatalf("still deprecated after clearing: %s", e.do("GET", "/actions/files.move/versions/1.1.0", nil, nil).body)
 		}
 	})
 

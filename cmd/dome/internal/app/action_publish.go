@@ -21,13 +21,17 @@ func newActionPublishCommand(env *Env) *cli.Command {
 		Name:      "publish",
 		Usage:     "verify signed action documents and store them immutably",
 		ArgsUsage: "FILE...",
-		Description: `Publishes each FILE (a signed action document, see dome action sign) after checking
-its signature against the trusted keys. A (name, version) is immutable: publishing
-the same document again changes nothing ("unchanged"); other content under a
-published version is refused with IMMUTABLE_VERSION_CONFLICT (exit 1), as is a
-document that does not verify (UNKNOWN_KEY_ID, BAD_SIGNATURE). A --store git:PATH
-that does not exist yet is created as a bare repository. Files are published
-in order; the first failure stops the run (the files before it stay published).`,
+		Description: `Publishes each FILE: a signed action document (see dome action sign), or the
+publish request of the HTTP API, {"schema": {...}, "signature": {"kid", "alg", "sig"}}
+(the hash is computed when it has none). Every FILE is read and its signature
+checked against the trusted keys before the store is opened: a bad document or
+signature (UNKNOWN_KEY_ID, BAD_SIGNATURE, exit 1) stops the run before anything is
+published, and a --store git:PATH that does not exist yet is created as a bare
+repository only then. A (name, version) is immutable: publishing the same payload
+again changes nothing ("unchanged", naming the signature the store keeps); other
+content under a published version is refused with IMMUTABLE_VERSION_CONFLICT
+(exit 1). Files are published in order; a conflict stops the run (the files before
+it stay published).`,
 		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -38,14 +42,44 @@ in order; the first failure stops the run (the files before it stay published).`
 			if err != nil {
 				return err
 			}
+			docs, err := readActionsToPublish(env, opts.Files, keys)
+			if err != nil {
+				return err
+			}
 			store, err := openActionStoreFor(c.Context, env, c.String("store"), globalString(c, flagRepo), true)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			return runActionPublish(c.Context, env, store, keys, opts)
+			return runActionPublish(c.Context, env, store, keys, docs, opts)
 		},
 	}
+}
+
+// actionToPublish is one FILE, parsed and verified.
+type actionToPublish struct {
+	File string
+	Doc  *action.Document
+}
+
+// readActionsToPublish reads and verifies every file before any is published.
+func readActionsToPublish(env *Env, files []string, keys *signing.TrustedKeys) ([]actionToPublish, error) {
+	docs := make([]actionToPublish, 0, len(files))
+	for _, f := range files {
+		data, err := readInputFile(env, f)
+		if err != nil {
+			return nil, err
+		}
+		d, err := action.ParseSubmitted(data)
+		if err != nil {
+			return nil, actionDocError(env, f, data, err)
+		}
+		if v := action.VerifyDocument(d, keys); !v.Verified {
+			return nil, actionStoreError(sourceName(f), fmt.Errorf("%s@%s: %w", d.Name, d.Version, v.Err))
+		}
+		docs = append(docs, actionToPublish{File: sourceName(f), Doc: d})
+	}
+	return docs, nil
 }
 
 // actionPublishResult is one JSON line of dome action publish --json.
@@ -59,20 +93,19 @@ type actionPublishResult struct {
 	Revision string `json:"revision,omitempty"`
 }
 
-func runActionPublish(ctx context.Context, env *Env, store action.Store, keys *signing.TrustedKeys, opts actionPublishOptions) error {
-	for _, f := range opts.Files {
-		data, err := readInputFile(env, f)
+func runActionPublish(ctx context.Context, env *Env, store action.Store, keys *signing.TrustedKeys, docs []actionToPublish, opts actionPublishOptions) error {
+	for _, doc := range docs {
+		res, v, err := action.PublishDocument(ctx, store, doc.Doc, keys)
 		if err != nil {
-			return err
+			return actionStoreError(doc.File, err)
 		}
-		if _, err := action.ParseDocument(data); err != nil {
-			return actionDocError(env, f, data, err)
+		// An unchanged version keeps the signature it was first published
+		// with, which may be another trusted key's than this file's.
+		kid := v.KID
+		if sig := action.StoredSignature(res.Record); sig != nil {
+			kid = sig.KID
 		}
-		res, v, err := action.Publish(ctx, store, data, keys)
-		if err != nil {
-			return actionStoreError(sourceName(f), err)
-		}
-		out := actionPublishResult{File: sourceName(f), Name: res.Record.Name, Version: res.Record.Version, Hash: res.Record.Hash, KID: v.KID, Created: res.Created, Revision: res.Record.Revision}
+		out := actionPublishResult{File: doc.File, Name: res.Record.Name, Version: res.Record.Version, Hash: res.Record.Hash, KID: kid, Created: res.Created, Revision: res.Record.Revision}
 		switch {
 		case opts.JSON:
 			if err := writeJSONLine(env.Stdout, out); err != nil {
@@ -88,6 +121,9 @@ func runActionPublish(ctx context.Context, env *Env, store action.Store, keys *s
 				rev = " commit " + short(out.Revision)
 			}
 			fmt.Fprintf(env.Stdout, "%s %s@%s %s kid %s%s\n", verb, out.Name, out.Version, out.Hash, out.KID, rev)
+			if !res.Created && v.KID != kid {
+				fmt.Fprintf(env.Stderr, "dome: %s: signed by %s, but %s@%s is already published with the same payload signed by %s; the store keeps that signature\n", doc.File, v.KID, out.Name, out.Version, kid)
+			}
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// EnvActionRegistryAPIKey is the publish key of dome serve (the seed's name).
+// EnvActionRegistryAPIKey is the publish key of dome serve.
 const EnvActionRegistryAPIKey = "ACTION_REGISTRY_API_KEY"
 
 type serveOptions struct {
@@ -77,6 +77,10 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			}
 			if opts.Revalidate < 0 {
 				return usagef("--revalidate must not be negative")
+			}
+			if err := httpapi.CheckAPIKey(env.Getenv(EnvActionRegistryAPIKey)); err != nil {
+				return &errkind.InputError{Source: "$" + EnvActionRegistryAPIKey, Problem: err.Error(),
+					Hint: "set it to a long random string (openssl rand -hex 32), or unset it to turn publishing off"}
 			}
 			keys, keysSource, err := loadTrustedKeys(env, opts.Trusted)
 			if err != nil {
