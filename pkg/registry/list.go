@@ -37,11 +37,11 @@ func (r *Registry) ReadGeneratorsLock(t *ToolResolution) (*GeneratorsLock, error
 	if err != nil {
 		return nil, err
 	}
-	data, err := r.repo.ReadBlob(e.Hash)
+	source := t.ToolPath + "/" + GeneratorsLockFile + "@" + t.Commit.Short()
+	data, err := r.readRegular(e, source)
 	if err != nil {
 		return nil, err
 	}
-	source := t.ToolPath + "/" + GeneratorsLockFile + "@" + t.Commit.Short()
 	if err := r.validate(SchemaGeneratorsLock, source, data); err != nil {
 		return nil, err
 	}

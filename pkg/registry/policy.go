@@ -32,7 +32,7 @@ func (r *Registry) ReadPolicyFile(p Pin, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := r.repo.ReadBlob(e.Hash)
+	data, err := r.readRegular(e, path+"@"+p.Commit.Short())
 	if err != nil {
 		return nil, err
 	}

@@ -68,11 +68,11 @@ func (r *Registry) ProfileAt(toolID, profileID string, p Pin) (*ProfileResolutio
 			Hint:    hint,
 		}
 	}
-	data, err := r.repo.ReadBlob(e.Hash)
+	source := file + "@" + p.Commit.Short()
+	data, err := r.readRegular(e, source)
 	if err != nil {
 		return nil, err
 	}
-	source := file + "@" + p.Commit.Short()
 	if err := r.validate(SchemaProfile, source, data); err != nil {
 		return nil, err
 	}

@@ -231,7 +231,7 @@ func (r *Registry) readTool(id, toolPath string, toolTree gitstore.Hash, p Pin) 
 	if ok && t.ID == id {
 		return t, nil
 	}
-	data, err := r.repo.ReadBlob(e.Hash)
+	data, err := r.readRegular(e, source)
 	if err != nil {
 		return nil, err
 	}
@@ -274,11 +274,37 @@ func (r *Registry) ReadFile(t *ToolResolution, rel string) ([]byte, gitstore.Has
 	if e.Mode.IsDir() {
 		return nil, gitstore.ZeroHash, &errkind.InputError{Source: "path", Problem: fmt.Sprintf("%s/%s is a directory", t.ToolPath, clean), Hint: "name a file"}
 	}
-	if e.Mode == gitstore.ModeSymlink || e.Mode == gitstore.ModeSubmodule {
-		return nil, gitstore.ZeroHash, &errkind.InputError{Source: "path", Problem: fmt.Sprintf("%s/%s is a %s, which dome does not follow", t.ToolPath, clean, map[gitstore.Mode]string{gitstore.ModeSymlink: "symlink", gitstore.ModeSubmodule: "submodule"}[e.Mode])}
-	}
-	data, err := r.repo.ReadBlob(e.Hash)
+	data, err := r.readRegular(e, t.ToolPath+"/"+clean+"@"+t.Commit.Short())
 	return data, e.Hash, err
+}
+
+// readRegular reads the blob of a tree entry that must be a regular file.
+// A symlink's blob is its target path and a submodule has no blob here:
+// read as content they would give a parse error about the wrong thing, so
+// they are named for what they are (dome never follows either).
+func (r *Registry) readRegular(e gitstore.TreeEntry, source string) ([]byte, error) {
+	switch {
+	case e.Mode.IsRegular():
+		return r.repo.ReadBlob(e.Hash)
+	case e.Mode == gitstore.ModeSymlink:
+		target, err := r.repo.ReadBlob(e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &errkind.InputError{Source: source, Problem: fmt.Sprintf("is a symlink (to %q), which dome does not follow", truncateString(string(target), 200)), Hint: "commit the file itself in its place"}
+	case e.Mode == gitstore.ModeSubmodule:
+		return nil, &errkind.InputError{Source: source, Problem: "is a submodule, which dome does not follow", Hint: "commit the file itself in its place"}
+	case e.Mode.IsDir():
+		return nil, &errkind.InputError{Source: source, Problem: "is a directory", Hint: "name a file"}
+	}
+	return nil, &errkind.InputError{Source: source, Problem: fmt.Sprintf("has the unknown mode %s", e.Mode), Hint: "commit a regular file"}
+}
+
+func truncateString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // CleanRelPath validates a slash-separated path relative to a root: no
