@@ -20,7 +20,7 @@ import (
 
 // outside matches a citation of a document that is not part of this
 // repository. "seed" alone stays allowed: the determinism seed is a feature.
-var outside = regexp.MustCompile(`(?i)seed sections?\b|\bthe seeds?\b|\bseed's\b|\bseeds/|\.\./shared\b|/work/shared|\bshared/data\b|\bDESIGN\.md\b|\bCONVENTIONS\.md\b|\bFIELD-NOTES\b|action-registry-contract|agent-domain-invariants|agent-resolver-spec|orchestration-registry-codegen|rules-resolver-spec`)
+var outside = regexp.MustCompile(`(?i)seed sections?\b|\bthe seeds?\b|\bseed's\b|\bseeds/|\.\./shared\b|/work/shared|\bshared/data\b|\bDESIGN\.md\b|\bCONVENTIONS\.md\b|\bFIELD-NOTES\b|action-registry-contract|agent-domain-invariants|agent-resolver-spec|orchestration-registry-codegen|rules-resolver-spec|resolver spec\b|RESOLVER_SPEC\.md`)
 
 // skipDirs are not read by users, or not ours: build output, caches,
 // vendored upstream code, test fixtures. Benchmarks read their large inputs

@@ -84,6 +84,14 @@ type Meta struct {
 	StopConditions     []string       `json:"stopConditions"`
 	GeneratedAt        string         `json:"generatedAt"`
 	Catalog            *CatalogRef    `json:"catalog,omitempty"`
+	// What the contract is for, kept out of the fixed template: the
+	// template the text was rendered from, the command's display name, the
+	// intent as the text names it, and the user's request (normalized: one
+	// line) for the caller to send beside the contract.
+	TemplateID         string `json:"templateId"`
+	CommandDisplayName string `json:"commandDisplayName"`
+	IntentHuman        string `json:"intentHuman"`
+	UserInput          string `json:"userInput"`
 }
 
 // RuleRef is an applied rule.
@@ -119,7 +127,8 @@ type Conflict struct {
 	Why string `json:"why"`
 }
 
-// StopConditions are the template's fixed stop conditions.
+// StopConditions are the template's fixed stop conditions (TestTemplateV1
+// keeps them equal to the template's lines).
 func StopConditions() []string {
 	return []string{
 		"If any rule must be violated, STOP and ask for explicit permission.",
@@ -129,8 +138,7 @@ func StopConditions() []string {
 
 // NormalizeInput checks the user input (UTF-8, no control characters but
 // whitespace, at most MaxInputChars) and collapses every run of whitespace
-// to one space, so that the input is one line of the contract and cannot
-// open a section of its own.
+// to one space, so that the input is one line (meta.userInput).
 func NormalizeInput(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", &errkind.InputError{Source: "--input", Problem: "not valid UTF-8"}
@@ -239,14 +247,15 @@ func Resolve(c *Catalog, src Source, req Request, opts Options) (*Result, error)
 		tr.rules = append(tr.rules, r.ID)
 	}
 	// Step 8: render.
-	text := Render(cmd, input, preset, kept, constraints)
+	text := Render(cmd, preset, kept, constraints)
 	// Step 9: the contract.
 	id, err := contractID(cmd, proj, preset, active, input)
 	if err != nil {
 		return nil, err
 	}
 	meta := Meta{StackPresetID: preset.ID, RulesApplied: []RuleRef{}, RulesDropped: dropped, ConstraintsApplied: constraints,
-		StopConditions: StopConditions(), GeneratedAt: tr.generatedAt, Catalog: opts.Catalog}
+		StopConditions: StopConditions(), GeneratedAt: tr.generatedAt, Catalog: opts.Catalog,
+		TemplateID: cmd.TemplateID, CommandDisplayName: cmd.DisplayName, IntentHuman: IntentHuman(cmd.IntentID), UserInput: input}
 	for _, r := range kept {
 		meta.RulesApplied = append(meta.RulesApplied, RuleRef{ID: r.ID, Severity: r.Severity})
 	}
@@ -388,7 +397,7 @@ func compileConstraints(c *Catalog, src Source, proj *Project, preset *Preset, r
 }
 
 // contractID is the digest of the canonical inputs that determine the
-// contract: the template, the request (with the normalized input), the
+// contract: the template (its id and the digest of its bytes), the request (with the normalized input), the
 // command, project and preset as defined, and the active rules (after
 // toggles and the intent filter) as defined.
 func contractID(cmd *Command, proj *Project, preset *Preset, active []*Rule, input string) (string, error) {
@@ -400,12 +409,13 @@ func contractID(cmd *Command, proj *Project, preset *Preset, active []*Rule, inp
 	b, err := canonical.Marshal(struct {
 		Resolver string   `json:"resolver"`
 		Template string   `json:"template"`
+		Text     string   `json:"templateDigest"`
 		Input    string   `json:"userInput"`
 		Command  *Command `json:"command"`
 		Project  *Project `json:"project"`
 		Preset   *Preset  `json:"preset"`
 		Rules    []Rule   `json:"rules"`
-	}{"dome.aicontract/v1", cmd.TemplateID, input, cmd, proj, preset, rules})
+	}{"dome.aicontract/v1", cmd.TemplateID, canonical.Digest([]byte(TemplateV1)), input, cmd, proj, preset, rules})
 	if err != nil {
 		return "", err
 	}

@@ -27,7 +27,7 @@ func newContractResolveCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "compile the contract text for a command in a project",
-		Description: `Steps of the rules resolver spec: load the project (blocked: missing_project),
+		Description: `The resolver's steps: load the project (blocked: missing_project),
 the command (blocked: unknown_command), its intent (fixed mapping), the stack preset
 (blocked: invalid_configuration); build the active rules (defaults, the project's
 toggles, filtered by intent); resolve conflicts (error vs error: blocked
