@@ -53,14 +53,26 @@ type ServerPolicy struct {
 // Key is the server's identity, id@version.
 func (s *Server) Key() string { return s.ID + "@" + s.Version }
 
-// ParseIndex reads an MCP server index (file names it in messages): the
-// JSON is validated against schemas/mcp_index.schema.json, and every problem
-// is reported with its line, column and field in an *InvalidError; id@version
-// must be unique.
+// ParseIndex reads an MCP server index (file names it in messages), either
+// {"servers": [...]} or the list of servers itself: the JSON is validated
+// against schemas/mcp_index.schema.json, and every problem is reported with
+// its line, column and field in an *InvalidError; id@version must be unique
+// and every version exact (MovingVersion: a lock pins what it names).
 func ParseIndex(file string, data []byte) (*Index, error) {
 	doc, pos, err := schemaval.DecodeLocated(data)
 	if err != nil {
 		return nil, invalid(file, []Diagnostic{schemaval.SyntaxDiagnostic(file, err, "write valid JSON (no comments, no trailing commas, unique keys)")})
+	}
+	if list, ok := doc.([]any); ok {
+		// The index written per server, as a bare list: the same index as
+		// {"servers": [...]} (same diagnostics, same digest).
+		doc = map[string]any{"servers": list}
+		wrapped := make(map[string]schemaval.Position, len(pos)+1)
+		for ptr, p := range pos {
+			wrapped["/servers"+ptr] = p
+		}
+		wrapped[""] = pos[""]
+		pos = wrapped
 	}
 	diags := violations(file, SchemaIndex, doc, pos, indexHint)
 	if len(diags) > 0 {
@@ -72,6 +84,13 @@ func ParseIndex(file string, data []byte) (*Index, error) {
 	}
 	first := map[string]int{}
 	for i, s := range idx.Servers {
+		if why := MovingVersion(s.Version); why != "" {
+			p := pos[fmt.Sprintf("/servers/%d/version", i)]
+			diags = append(diags, Diagnostic{File: file, Line: p.Line, Column: p.Column, Field: fmt.Sprintf("servers[%d].version", i),
+				Problem: fmt.Sprintf("%q is a moving version (%s): a lock pins a server to one exact version", s.Version, why),
+				Hint:    "write the exact version the server runs now, e.g. 1.4.2"})
+			continue
+		}
 		if j, dup := first[s.Key()]; dup {
 			p := pos[fmt.Sprintf("/servers/%d", i)]
 			diags = append(diags, Diagnostic{File: file, Line: p.Line, Column: p.Column, Field: fmt.Sprintf("servers[%d]", i),
@@ -124,9 +143,7 @@ func indexHint(field, problem string) string {
 	case strings.HasPrefix(problem, "missing ") && f == "servers[]":
 		return "each server needs id, version, endpoint, categories, scopes, data {residency, maxSensitivity} and trust {signed, publisher}"
 	case strings.HasPrefix(problem, "missing ") && f == "":
-		return `the index is an object: {"servers": [...]}`
-	case strings.HasPrefix(problem, "got array, want object") && f == "":
-		return `wrap the list: {"servers": [...]}`
+		return `the index is {"servers": [...]} or the list of servers itself: [...]`
 	case strings.HasPrefix(problem, "unknown field"):
 		var known []string
 		switch {

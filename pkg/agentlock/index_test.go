@@ -55,7 +55,13 @@ func TestParseIndex_BadInput(t *testing.T) {
 		{"truncated", "{\"servers\": [\n" + server1, 3, "servers", "unexpected end of JSON input", ""},
 		{"not json at all", "servers: []", 1, "", "not valid JSON", ""},
 		{"duplicate key", "{\"servers\": [],\n \"servers\": []}", 2, "servers", `duplicate key "servers" (first at line 1)`, ""},
-		{"bare array", "[" + server1 + "]", 1, "", "got array, want object", "wrap the list"},
+		{"bare array of non-servers", "[1]", 1, "servers[0]", "got integer, want object", ""},
+		{"bare array, server without endpoint", "[\n" + strings.Replace(server1, `"endpoint": "https://a", `, ``, 1) + "]", 2, "servers[0]", "missing property 'endpoint'", "each server needs"},
+		{"moving version latest", srv(`"version": "1.0.0"`, `"version": "latest"`), 3, "servers[0].version", `"latest" is a moving version (a tag that follows new releases)`, "write the exact version"},
+		{"moving version main", srv(`"version": "1.0.0"`, `"version": "main"`), 3, "servers[0].version", "moving version", ""},
+		{"moving version 1.x", srv(`"version": "1.0.0"`, `"version": "1.x"`), 3, "servers[0].version", "(a wildcard)", ""},
+		{"snapshot", srv(`"version": "1.0.0"`, `"version": "2.1.0-SNAPSHOT"`), 3, "servers[0].version", "(a snapshot, rebuilt in place)", ""},
+		{"range", srv(`"version": "1.0.0"`, `"version": "^1.2"`), 3, "servers[0].version", "does not match pattern", ""},
 		{"missing servers", "{}", 1, "", "missing property 'servers'", ""},
 		{"duplicate id@version", "{\"servers\": [\n" + server1 + ",\n" + server1 + "]}", 4, "servers[1]", "duplicate server a@1.0.0 (first at servers[0], line 2)", "bump the version"},
 		{"missing endpoint", srv(`"endpoint": "https://a", `, ``), 3, "servers[0]", "missing property 'endpoint'", "each server needs"},
@@ -125,5 +131,39 @@ func TestIndexDigest_OrderIndependent(t *testing.T) {
 	}
 	if edited.Digest == base.Digest {
 		t.Errorf("an edited endpoint must change the digest")
+	}
+}
+
+// The index written per server, as a bare list, is the same index as
+// {"servers": [...]}: same servers, same digest.
+func TestParseIndex_BareList(t *testing.T) {
+	wrapped, err := ParseIndex("i", []byte(`{"servers": [`+server1+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := ParseIndex("i", []byte(`[`+server1+`]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare.Digest != wrapped.Digest || len(bare.Servers) != 1 || bare.Servers[0].Key() != "a@1.0.0" {
+		t.Fatalf("bare list %+v (%s), wrapped %+v (%s)", bare.Servers, bare.Digest, wrapped.Servers, wrapped.Digest)
+	}
+	if empty, err := ParseIndex("i", []byte(`[]`)); err != nil || len(empty.Servers) != 0 {
+		t.Fatalf("an empty list: %v", err)
+	}
+}
+
+func TestMovingVersion(t *testing.T) {
+	for _, tc := range []struct {
+		v      string
+		moving bool
+	}{
+		{"1.0.0", false}, {"v1.4.2", false}, {"2024-05-01", false}, {"r42", false}, {"1.0.0-rc.1", false},
+		{"latest", true}, {"LATEST", true}, {"vlatest", true}, {"stable", true}, {"main", true}, {"nightly", true},
+		{"1.x", true}, {"1.2.X", true}, {"*", true}, {"^1.0.0", true}, {">=1", true}, {"1.0.0-SNAPSHOT", true},
+	} {
+		if got := MovingVersion(tc.v) != ""; got != tc.moving {
+			t.Errorf("MovingVersion(%q) = %q, want moving=%v", tc.v, MovingVersion(tc.v), tc.moving)
+		}
 	}
 }

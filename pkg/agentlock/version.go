@@ -36,3 +36,35 @@ func CompareVersions(a, b string) int {
 	}
 	return strings.Compare(a, b)
 }
+
+// movingTags are version names that move: distribution tags and branch
+// names that stand for whatever is newest.
+var movingTags = map[string]bool{
+	"latest": true, "stable": true, "current": true, "next": true, "nightly": true, "edge": true,
+	"canary": true, "dev": true, "develop": true, "head": true, "main": true, "master": true,
+	"trunk": true, "tip": true, "lts": true, "release": true, "beta": true, "alpha": true, "rc": true,
+	"preview": true, "unstable": true, "snapshot": true, "default": true, "any": true,
+}
+
+// MovingVersion says why v names a moving target rather than one exact
+// version ("" when it is exact): a distribution tag or branch name
+// ("latest", "main", ...), a range or wildcard ("^1.2", "~1", ">=1.0",
+// "1.x", "*"), or a snapshot ("1.0.0-SNAPSHOT"). Exact versions need not be
+// SemVer ("2024-05-01", "r42" are exact).
+func MovingVersion(v string) string {
+	lower := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(v, "v"), "V"))
+	switch {
+	case movingTags[strings.ToLower(v)] || movingTags[lower]:
+		return "a tag that follows new releases"
+	case strings.ContainsAny(v, "^~<>=*|"):
+		return "a range"
+	case strings.HasSuffix(lower, "-snapshot"):
+		return "a snapshot, rebuilt in place"
+	}
+	for _, part := range strings.Split(strings.SplitN(lower, "-", 2)[0], ".") {
+		if part == "x" {
+			return "a wildcard"
+		}
+	}
+	return ""
+}
