@@ -107,9 +107,11 @@ type stacker struct {
 }
 
 func newStacker(repo *gitstore.Repo, r *Run, opts ApplyOptions) (*stacker, error) {
-	if opts.Policy == nil {
-		opts.Policy = DefaultPolicy()
+	pol, err := r.usePolicy(opts.Policy)
+	if err != nil {
+		return nil, err
 	}
+	opts.Policy = pol
 	if err := CheckMode(opts.Mode); err != nil {
 		return nil, err
 	}
@@ -167,6 +169,11 @@ func (s *stacker) run() (*ApplyReport, error) {
 	if st.Plan == nil {
 		return rep, &errkind.InputError{Source: "--run", Field: st.RunID, Problem: "the run has no plan for " + st.WaveID,
 			Hint: "compute one: dome stack plan --run " + st.RunID}
+	}
+	if st.Plan.Sequence < st.PolicySequence {
+		return rep, &errkind.InputError{Source: "--run", Field: st.RunID,
+			Problem: fmt.Sprintf("the plan %s was computed before the run's stack policy changed (event %d)", st.Plan.StackPlanID, st.PolicySequence),
+			Hint:    "compute one under the new policy: dome stack plan --run " + st.RunID}
 	}
 	rec, err := s.reconcile()
 	rep.Reconciled = rec

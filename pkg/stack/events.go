@@ -29,13 +29,14 @@ const (
 	TopicRolledBack           = "stack.rolled_back"
 	TopicWaveAdvanced         = "stack.wave.advanced"
 	TopicPromoted             = "stack.promoted"
+	TopicPolicyChanged        = "stack.policy.changed"
 )
 
 // Topics lists every topic Fold knows, sorted.
 func Topics() []string {
 	return []string{
 		TopicGateComputed, TopicPromotionComputed,
-		TopicInitialized, TopicPlanComputed, TopicPromoted,
+		TopicInitialized, TopicPlanComputed, TopicPolicyChanged, TopicPromoted,
 		TopicProposalApplied, TopicProposalApplyFailed, TopicProposalDeduplicated, TopicProposalRejected,
 		TopicProposalSplit, TopicProposalSubmitted, TopicRolledBack, TopicValidationRecorded, TopicWaveAdvanced,
 		TopicTaskAck, TopicTaskCompleted, TopicTaskDispatched, TopicTaskProgress, TopicTaskTimeout,
@@ -54,6 +55,19 @@ type InitializedPayload struct {
 	DeterminismSeed string `json:"determinism_seed"`
 	PolicyDigest    string `json:"policy_digest"`
 	Producer        string `json:"producer"`
+}
+
+// PolicyChangedPayload is stack.policy.changed: the run's stack policy was
+// replaced on purpose. Plans and validations recorded before it no longer
+// count: apply wants a plan made under the new policy, promotion
+// validations run under it.
+type PolicyChangedPayload struct {
+	FromDigest string `json:"from_digest"`
+	ToDigest   string `json:"to_digest"`
+	Path       string `json:"path"` // the new policy's file, relative to the run directory
+	Source     string `json:"source"`
+	Reason     string `json:"reason"`
+	Producer   string `json:"producer"`
 }
 
 // ProposalSubmittedPayload is stack.proposal.submitted: a proposal passed

@@ -63,9 +63,16 @@ func Init(repo *gitstore.Repo, l Layout, opts InitOptions) (InitResult, error) {
 		return res, err
 	}
 	defer r.Close()
+	policy := opts.Policy
+	if policy == nil {
+		policy = DefaultPolicy()
+	}
 	if r.State.Initialized {
 		st := r.State
 		if st.Waves[0].BaseRef == opts.Base && st.TargetRef == opts.TargetRef {
+			if opts.Policy != nil && len(st.PolicyChanges) == 0 && st.PolicyDigest != policy.Digest() {
+				return res, PolicyMismatch(l, &st, policy)
+			}
 			return res, nil
 		}
 		return res, &errkind.InputError{Source: "--run", Field: l.RunID, Problem: fmt.Sprintf("the run exists with base %s and target %s", st.Waves[0].BaseRef, st.TargetRef),
@@ -83,9 +90,9 @@ func Init(repo *gitstore.Repo, l Layout, opts InitOptions) (InitResult, error) {
 				Hint: "a run of this name was started before; choose another run id or delete the ref"}
 		}
 	}
-	policy := opts.Policy
-	if policy == nil {
-		policy = DefaultPolicy()
+	// The policy next: the run keeps the bytes its ledger will name.
+	if _, err := keepPolicy(l, policy); err != nil {
+		return res, err
 	}
 	_, err = r.Record(TopicInitialized, opts.CreatedAt, InitializedPayload{RunID: l.RunID, WaveID: res.WaveID, BaseRef: opts.Base,
 		BaseTreeHash: res.BaseTreeHash, TargetRef: opts.TargetRef, IntegrationRef: ref, DeterminismSeed: seed,

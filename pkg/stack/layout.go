@@ -2,6 +2,7 @@ package stack
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/dome-registry/dome/pkg/ledger"
 )
@@ -87,6 +88,13 @@ func (l Layout) PromotionDecisionPath() string {
 // TaskResultPath is the seed's tasks/<task_id>/task.result.json.
 func (l Layout) TaskResultPath(taskID string) string {
 	return filepath.Join(l.Root, "tasks", taskID, "task.result.json")
+}
+
+// PolicyFile is where the run keeps the stack policy of the given digest
+// (its canonical bytes, named by the digest's hex): the policy the run was
+// started with, and each one a policy change brought in.
+func (l Layout) PolicyFile(digest string) string {
+	return filepath.Join(l.Root, "policy", strings.TrimPrefix(digest, "sha256:")+".stack_policy.json")
 }
 
 // IntegrationRef is the ref a run stacks onto.

@@ -65,6 +65,11 @@ type candidate struct {
 // SelectionDecision and ConflictDecisions, and records stack.plan.computed.
 // When the run's current plan is already this plan, it records nothing.
 func (r *Run) Plan(repo *gitstore.Repo, opts PlanOptions) (PlanResult, error) {
+	pol, err := r.usePolicy(opts.Policy)
+	if err != nil {
+		return PlanResult{}, err
+	}
+	opts.Policy = pol
 	res, err := ComputePlan(repo, r.Layout, &r.State, opts)
 	if err != nil {
 		return res, err
@@ -135,7 +140,8 @@ func withKind(h artifact.Header, kind, id string) artifact.Header {
 	return h
 }
 
-// ComputePlan computes the plan without writing anything.
+// ComputePlan computes the plan without writing anything, under
+// opts.Policy (nil: the built-in policy; Run.Plan passes the run's).
 func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (PlanResult, error) {
 	pol := opts.Policy
 	if pol == nil {

@@ -53,6 +53,7 @@ type Policy struct {
 	Promotion       PromotionPolicy  `json:"promotion"`
 
 	digest string
+	canon  []byte // the canonical bytes digest is taken over
 }
 
 // SizeLimits bounds one proposal.
@@ -176,7 +177,7 @@ func ParsePolicy(source string, data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, &errkind.InputError{Source: source, Problem: err.Error()}
 	}
-	p.digest = canonical.Digest(cd)
+	p.digest, p.canon = canonical.Digest(cd), cd
 	return &p, nil
 }
 
@@ -192,6 +193,9 @@ func DefaultPolicy() *Policy {
 // Digest returns the digest of the policy's canonical bytes (its version in
 // decision artifacts).
 func (p *Policy) Digest() string { return p.digest }
+
+// Canonical returns the policy's canonical bytes (what a run keeps).
+func (p *Policy) Canonical() []byte { return p.canon }
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -32,6 +32,9 @@ type PromoteResult struct {
 	Promoted   bool              `json:"promoted"`
 	Already    bool              `json:"already"` // the run was promoted before, to the same ref at the same head
 	Reconciled ReconcileReport   `json:"reconciled"`
+	// Worktrees had the target checked out and were brought to the
+	// promoted commit with it (they were clean).
+	Worktrees []string `json:"worktrees,omitempty"`
 }
 
 // Promote fast-forwards the target ref to the integration head, by
@@ -72,6 +75,17 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 	head := s.head
 	old, err := repo.Ref(to)
 	if err != nil && !errors.Is(err, gitstore.ErrNotFound) {
+		return res, err
+	}
+	// A target checked out in a worktree moves with it, or not at all:
+	// refused here, before any decision is recorded, when the worktree has
+	// changes or untracked files in the way.
+	move, err := repo.PrepareBranchMove(to, old, head)
+	if err != nil {
+		if errors.Is(err, gitstore.ErrWorktreeBusy) {
+			return res, &errkind.InputError{Source: "--to", Field: to, Problem: err.Error(),
+				Hint: "commit or stash the changes there (or move the untracked files away), or promote to a ref that is not checked out"}
+		}
 		return res, err
 	}
 	d := PromotionDecision{RunID: st.RunID, FromHeadRef: head.String(), ToRef: to, PolicyVersion: s.opts.Policy.Version + " " + s.opts.Policy.Digest(),
@@ -131,8 +145,14 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 		return res, &errkind.CheckError{Problem: fmt.Sprintf("promotion of %s to %s refused: the evidence chain is incomplete (%d missing)", head.Short(), to, len(d.Missing)),
 			Details: d.Missing, Hint: "run the missing steps (dome stack validate --run " + st.RunID + " --tier ...), then promote again"}
 	}
-	if err := repo.UpdateRef(to, head, old); err != nil {
-		return res, &errkind.CheckError{Problem: fmt.Sprintf("fast-forward %s to %s: %v", to, head.Short(), err), Hint: "the target moved while promoting; run the command again"}
+	if err := repo.MoveBranch(move); err != nil {
+		if errors.Is(err, gitstore.ErrRefChanged) || errors.Is(err, gitstore.ErrRefExists) {
+			return res, &errkind.CheckError{Problem: fmt.Sprintf("fast-forward %s to %s: %v", to, head.Short(), err), Hint: "the target moved while promoting; run the command again"}
+		}
+		return res, fmt.Errorf("fast-forward %s to %s: %w", to, head.Short(), err)
+	}
+	for _, wt := range move.Worktrees {
+		res.Worktrees = append(res.Worktrees, wt.Dir)
 	}
 	if _, err := r.Record(TopicPromoted, s.opts.CreatedAt, PromotedPayload{DecisionID: d.DecisionID, FromHeadRef: d.FromHeadRef, ToRef: to,
 		OldTarget: d.OldTarget}); err != nil {
@@ -226,13 +246,15 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) GateDeci
 		var last *ValidationState
 		for i := range st.Validations {
 			v := &st.Validations[i]
-			if v.Tier == t && v.HeadRef == d.FromHeadRef && strings.Join(v.ProposalIDs, "\x00") == applied {
+			// A validation recorded before the last policy change ran
+			// under another policy: it does not count.
+			if v.Tier == t && v.HeadRef == d.FromHeadRef && strings.Join(v.ProposalIDs, "\x00") == applied && v.Sequence > st.PolicySequence {
 				last = v
 			}
 		}
 		switch {
 		case last == nil:
-			d.Missing = append(d.Missing, fmt.Sprintf("ValidationReport: tier %s has not run on the head %s", t, short(d.FromHeadRef)))
+			d.Missing = append(d.Missing, fmt.Sprintf("ValidationReport: tier %s has not run on the head %s%s", t, short(d.FromHeadRef), sincePolicy(st)))
 			gate.ReasonCodes = append(gate.ReasonCodes, "validation_missing:"+t)
 		case !last.Passed:
 			d.Missing = append(d.Missing, fmt.Sprintf("ValidationReport: tier %s failed on the head %s (%s)", t, short(d.FromHeadRef), last.ReportID))
@@ -256,6 +278,14 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) GateDeci
 	sort.SliceStable(d.Evidence, func(i, j int) bool { return d.Evidence[i].Kind < d.Evidence[j].Kind })
 	gate.Passed = len(gate.ReasonCodes) == 0
 	return gate
+}
+
+// sincePolicy qualifies "has not run" after a policy change.
+func sincePolicy(st *State) string {
+	if len(st.PolicyChanges) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" under the run's current stack policy (changed at event %d)", st.PolicySequence)
 }
 
 // LedgerDigest is "sha256:<hex>" of the canonical JSON array of the events'

@@ -44,6 +44,7 @@ func TestValidatePromote(t *testing.T) {
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
 	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
 	r := f.open()
+	f.changePolicy(r, testPolicy(t))
 	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
 	f.propose(r, "pb", pb, AtomicProposal, "b.txt")
 	f.plan(r, "pa", "pb")
@@ -108,10 +109,11 @@ func TestPromoteSigned(t *testing.T) {
 	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
 	r := f.open()
+	f.changePolicy(r, testPolicy(t))
 	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
 	f.plan(r, "pa")
 	opts := f.applyOpts()
-	opts.Policy = testPolicy(t)
+	opts.Policy = testPolicy(t) // edited below, digest kept: the test's stand-in for a policy with these settings
 	opts.Policy.Validation.RequiredForPromotion = map[string][]string{}
 	opts.Policy.Promotion.Signature = map[string]bool{RiskLow: true, RiskMedium: true, RiskHigh: true}
 	opts.Policy.Promotion.HumanApproval = map[string]bool{}
@@ -271,4 +273,12 @@ func TestRollbackReapplyAdvance(t *testing.T) {
 		t.Errorf("rollback to the wave base: %+v %v", rb, err)
 	}
 	_ = gitstore.ZeroHash
+}
+
+// changePolicy makes p the run's policy (a stack.policy.changed event).
+func (f *afix) changePolicy(r *Run, p *Policy) {
+	f.t.Helper()
+	if _, err := r.ChangePolicy(p, "test policy", "the test's tiers", testAt, "test"); err != nil {
+		f.t.Fatal(err)
+	}
 }

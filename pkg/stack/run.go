@@ -25,8 +25,9 @@ type Run struct {
 	State  State
 	log    *ledger.Log
 
-	deferState bool // DeferState: state.json is written by FlushState or Close
-	dirty      bool // events recorded since state.json was last written
+	deferState bool    // DeferState: state.json is written by FlushState or Close
+	dirty      bool    // events recorded since state.json was last written
+	policy     *Policy // the pinned policy, once read (Policy)
 }
 
 // ErrNoRun is returned when a run has no events (it was never initialized).

@@ -41,20 +41,25 @@ func plannable(q *ProposalState) bool {
 // State is what the events of a run amount to. It is written to state.json
 // (canonical JSON) after every event and re-derived by Replay.
 type State struct {
-	SchemaVersion     string                    `json:"schema_version"`
-	RunID             string                    `json:"run_id"`
-	Sequence          int64                     `json:"sequence"` // last event folded
-	LastEventID       string                    `json:"last_event_id"`
-	Initialized       bool                      `json:"initialized"`
-	Wave              int                       `json:"wave"`
-	WaveID            string                    `json:"wave_id"`
-	BaseRef           string                    `json:"base_ref"`
-	BaseTreeHash      string                    `json:"base_tree_hash"`
-	TargetRef         string                    `json:"target_ref"`
-	IntegrationRef    string                    `json:"integration_ref"`
-	IntegrationHead   string                    `json:"integration_head"`
-	DeterminismSeed   string                    `json:"determinism_seed"`
-	PolicyDigest      string                    `json:"policy_digest"`
+	SchemaVersion   string `json:"schema_version"`
+	RunID           string `json:"run_id"`
+	Sequence        int64  `json:"sequence"` // last event folded
+	LastEventID     string `json:"last_event_id"`
+	Initialized     bool   `json:"initialized"`
+	Wave            int    `json:"wave"`
+	WaveID          string `json:"wave_id"`
+	BaseRef         string `json:"base_ref"`
+	BaseTreeHash    string `json:"base_tree_hash"`
+	TargetRef       string `json:"target_ref"`
+	IntegrationRef  string `json:"integration_ref"`
+	IntegrationHead string `json:"integration_head"`
+	DeterminismSeed string `json:"determinism_seed"`
+	PolicyDigest    string `json:"policy_digest"`
+	// PolicySequence is the event that set PolicyDigest: stack.initialized
+	// or the last stack.policy.changed. Plans and validations recorded
+	// before it were made under another policy.
+	PolicySequence    int64                     `json:"policy_sequence"`
+	PolicyChanges     []PolicyChangeState       `json:"policy_changes"`
 	Waves             []WaveState               `json:"waves"`
 	Proposals         map[string]*ProposalState `json:"proposals"`
 	ProposalsByStatus map[string][]string       `json:"proposals_by_status"`
@@ -196,6 +201,9 @@ func (s *State) normalize() {
 	if s.Validations == nil {
 		s.Validations = []ValidationState{}
 	}
+	if s.PolicyChanges == nil {
+		s.PolicyChanges = []PolicyChangeState{}
+	}
 	if s.Gates == nil {
 		s.Gates = []GateComputedPayload{}
 	}
@@ -302,6 +310,7 @@ var handlers = map[string]func(*State, ledger.Event) error{
 	TopicRolledBack:           (*State).rolledBack,
 	TopicWaveAdvanced:         (*State).waveAdvanced,
 	TopicPromoted:             (*State).promoted,
+	TopicPolicyChanged:        (*State).policyChanged,
 }
 
 // decode reads an event's payload strictly: no unknown members.
@@ -353,7 +362,7 @@ func (s *State) initialized(e ledger.Event) error {
 	s.Wave, s.WaveID = 1, p.WaveID
 	s.BaseRef, s.BaseTreeHash = p.BaseRef, p.BaseTreeHash
 	s.TargetRef, s.IntegrationRef, s.IntegrationHead = p.TargetRef, p.IntegrationRef, p.BaseRef
-	s.DeterminismSeed, s.PolicyDigest = p.DeterminismSeed, p.PolicyDigest
+	s.DeterminismSeed, s.PolicyDigest, s.PolicySequence = p.DeterminismSeed, p.PolicyDigest, e.Sequence
 	s.Waves = append(s.Waves, WaveState{Wave: 1, WaveID: p.WaveID, BaseRef: p.BaseRef, BaseTreeHash: p.BaseTreeHash, Sequence: e.Sequence})
 	return nil
 }
@@ -691,6 +700,33 @@ func (s *State) waveAdvanced(e ledger.Event) error {
 	s.WaveID, s.BaseRef, s.BaseTreeHash = p.WaveID, p.BaseRef, p.BaseTreeHash
 	s.Plan = nil
 	s.Waves = append(s.Waves, WaveState{Wave: s.Wave, WaveID: p.WaveID, BaseRef: p.BaseRef, BaseTreeHash: p.BaseTreeHash, Sequence: e.Sequence})
+	return nil
+}
+
+// PolicyChangeState is one stack.policy.changed event.
+type PolicyChangeState struct {
+	PolicyChangedPayload
+	Sequence int64 `json:"sequence"`
+}
+
+func (s *State) policyChanged(e ledger.Event) error {
+	var p PolicyChangedPayload
+	if err := decode(e, &p); err != nil {
+		return err
+	}
+	if err := s.closed(); err != nil {
+		return err
+	}
+	switch {
+	case p.FromDigest != s.PolicyDigest:
+		return fmt.Errorf("the change replaces policy %s, the run's policy is %s", p.FromDigest, s.PolicyDigest)
+	case p.ToDigest == p.FromDigest:
+		return fmt.Errorf("the change keeps policy %s", p.ToDigest)
+	case strings.TrimSpace(p.Reason) == "":
+		return fmt.Errorf("a policy change needs a reason")
+	}
+	s.PolicyDigest, s.PolicySequence = p.ToDigest, e.Sequence
+	s.PolicyChanges = append(s.PolicyChanges, PolicyChangeState{p, e.Sequence})
 	return nil
 }
 

@@ -61,9 +61,11 @@ type checked struct {
 // under stack/rejected/, with its reason code). Only failures to record are
 // errors; a rejection is an outcome.
 func (r *Run) Submit(repo *gitstore.Repo, source string, data []byte, opts SubmitOptions) (SubmitOutcome, error) {
-	if opts.Policy == nil {
-		opts.Policy = DefaultPolicy()
+	pol, err := r.usePolicy(opts.Policy)
+	if err != nil {
+		return SubmitOutcome{Source: source}, err
 	}
+	opts.Policy = pol
 	out := SubmitOutcome{Source: source}
 	pp, rej := ParseProposal(data)
 	if pp != nil {

@@ -354,24 +354,18 @@ func (s *Store) syncNewObjects(blob, oldTree, newTree, commit gitstore.Hash) err
 }
 
 // ErrCheckedOut is returned (wrapped) by Publish for a branch that is
-// checked out in the repository's worktree.
+// checked out in a worktree of the repository (the main one or a linked one).
 var ErrCheckedOut = errors.New("the branch is checked out in a worktree")
 
-// checkNotCheckedOut refuses to publish onto the branch checked out in the
-// repository's worktree: the commit would leave the worktree and index
-// behind (git refuses such pushes too, receive.denyCurrentBranch).
+// checkNotCheckedOut refuses to publish onto a branch checked out in a
+// worktree of the repository: the commit would leave that worktree and its
+// index behind (git refuses such pushes too, receive.denyCurrentBranch).
 func (s *Store) checkNotCheckedOut() error {
-	if s.repo.IsBare() {
+	wts, err := s.repo.CheckedOut(s.branch)
+	if err != nil || len(wts) == 0 {
 		return nil
 	}
-	head, _, err := s.repo.Head()
-	if err != nil && !errors.Is(err, gitstore.ErrEmptyRepo) {
-		return nil
-	}
-	if head == s.branch {
-		return fmt.Errorf("branch %s is checked out in %s; publishing there would leave the worktree behind: publish to a branch that is not checked out (the default is %s) or to a bare repository: %w", s.branch, s.repo.Path(), DefaultBranch, ErrCheckedOut)
-	}
-	return nil
+	return fmt.Errorf("branch %s is checked out in %s; publishing there would leave the worktree behind: publish to a branch that is not checked out (the default is %s) or to a bare repository: %w", s.branch, wts[0].Dir, DefaultBranch, ErrCheckedOut)
 }
 
 func short(rev string) string {

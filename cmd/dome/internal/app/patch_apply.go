@@ -63,6 +63,8 @@ type patchApplyOutput struct {
 	Base    string             `json:"base"`
 	Ref     string             `json:"ref,omitempty"`
 	Results []patchApplyResult `json:"results"`
+	// Worktrees had --commit's branch checked out and followed it.
+	Worktrees []string `json:"worktrees,omitempty"`
 }
 
 func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchApplyOptions) error {
@@ -164,8 +166,27 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 		}
 	}
 	if failure == nil && ref != "" {
-		if err := repo.UpdateRef(ref, parent, oldRef); err != nil {
-			return &errkind.CheckError{Problem: fmt.Sprintf("update %s: %v", ref, err), Hint: "the ref moved while the patches were applied; run again"}
+		// A branch checked out in a worktree moves with its clean worktree,
+		// or not at all (gitstore.MoveBranch).
+		move, err := repo.PrepareBranchMove(ref, oldRef, parent)
+		if errors.Is(err, gitstore.ErrWorktreeBusy) {
+			return &errkind.InputError{Source: "--commit", Field: ref, Problem: err.Error(),
+				Hint: "commit or stash the changes there (or move the untracked files away), or commit onto a branch that is not checked out"}
+		}
+		if err != nil {
+			return err
+		}
+		if err := repo.MoveBranch(move); err != nil {
+			if errors.Is(err, gitstore.ErrRefChanged) || errors.Is(err, gitstore.ErrRefExists) {
+				return &errkind.CheckError{Problem: fmt.Sprintf("update %s: %v", ref, err), Hint: "the ref moved while the patches were applied; run again"}
+			}
+			return err
+		}
+		for _, wt := range move.Worktrees {
+			out.Worktrees = append(out.Worktrees, wt.Dir)
+			if !opts.JSON {
+				fmt.Fprintf(env.Stderr, "dome: updated the worktree %s, where %s is checked out (it was clean)\n", wt.Dir, ref)
+			}
 		}
 	}
 	if opts.JSON {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -14,7 +15,7 @@ import (
 func newStackCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "stack",
-		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, apply, validate, rollback, advance, promote, verify, status, replay",
+		Usage: "stack workers' patch proposals onto an integration ref: init, propose, submit, plan, apply, validate, rollback, advance, promote, verify, status, replay, policy",
 		Subcommands: []*cli.Command{
 			newStackInitCommand(env),
 			newStackProposeCommand(env),
@@ -28,6 +29,7 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackAdvanceCommand(env),
 			newStackPromoteCommand(env),
 			newStackVerifyCommand(env),
+			newStackPolicyCommand(env),
 		},
 	}
 }
@@ -42,18 +44,24 @@ func stackOpsFlag() cli.Flag {
 }
 
 func stackPolicyFlag() cli.Flag {
-	return &cli.StringFlag{Name: "policy", Usage: "stack policy `FILE` (default: <repo>/policy/stack_policy.json, else the built-in policy)"}
+	return &cli.StringFlag{Name: "policy", Usage: "stack policy `FILE`: at init, the policy the run is pinned to (default: <repo>/policy/stack_policy.json, else the built-in policy); later, only the run's own policy is accepted (dome stack policy changes it)"}
 }
 
 func createdAtFlag() cli.Flag {
 	return &cli.StringFlag{Name: "created-at", Usage: "timestamp to record, RFC 3339 (default: SOURCE_DATE_EPOCH, else now)"}
 }
 
-// stackLayout returns the layout of --run under --ops or <repo>/ops/runs.
+// stackLayout returns the layout of --run under --ops or <repo>/ops/runs,
+// <repo> being the main worktree also from a linked one (git worktree add):
+// a run belongs to the repository, as its integration ref does.
 func stackLayout(env *Env, c *cli.Context, repo *gitstore.Repo) stack.Layout {
 	dir := c.String("ops")
 	if dir == "" {
-		dir = filepath.Join(repo.Path(), filepath.FromSlash(stack.RunsDir))
+		root := repo.Path()
+		if main := repo.MainWorktree(); main != "" {
+			root = main
+		}
+		dir = filepath.Join(root, filepath.FromSlash(stack.RunsDir))
 	} else {
 		dir = absPath(env, dir)
 	}
@@ -83,20 +91,67 @@ func loadStackPolicy(env *Env, flag string, repo *gitstore.Repo) (*stack.Policy,
 	return p, source, nil
 }
 
-// openStack opens the repository and the stack policy (--policy, else the
-// repository's policy/stack_policy.json, else the built-in one) that every
-// stack command works with; the caller closes the repository.
+// openStack opens the repository and the stack policy a stack command works
+// under. For a run that exists that is the policy the run is pinned to (kept
+// in the run at init, or by the last dome stack policy change): a --policy
+// that is another policy is refused rather than used, and the repository's
+// policy/stack_policy.json no longer matters. Before a run exists (init, a
+// worker's propose in its own checkout) it is --policy, else
+// <repo>/policy/stack_policy.json, else the built-in policy. The caller
+// closes the repository.
 func openStack(env *Env, c *cli.Context) (*gitstore.Repo, *stack.Policy, error) {
 	repo, err := openRepo(c.Context, env, c)
 	if err != nil {
 		return nil, nil, err
 	}
-	policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
+	policy, err := stackPolicyFor(env, c, repo)
 	if err != nil {
 		repo.Close()
 		return nil, nil, err
 	}
 	return repo, policy, nil
+}
+
+func stackPolicyFor(env *Env, c *cli.Context, repo *gitstore.Repo) (*stack.Policy, error) {
+	l := stackLayout(env, c, repo)
+	st, _, err := stack.LoadState(l)
+	if errors.Is(err, stack.ErrNoRun) {
+		policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
+		return policy, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	var given *stack.Policy
+	if c.IsSet("policy") {
+		if given, _, err = loadStackPolicy(env, c.String("policy"), repo); err != nil {
+			return nil, err
+		}
+	}
+	pinned, err := stack.PinnedPolicy(l, &st)
+	switch {
+	case errors.Is(err, stack.ErrPolicyNotKept) && given == nil:
+		// A run started before runs kept their policy: the repository's
+		// (or the built-in) policy, if it is still the one recorded.
+		if given, _, err = loadStackPolicy(env, "", repo); err != nil {
+			return nil, err
+		}
+		if given.Digest() != st.PolicyDigest {
+			return nil, &errkind.InputError{Source: "--run", Field: st.RunID, Problem: fmt.Sprintf("the run does not keep its stack policy %s, and the repository's is another one", st.PolicyDigest),
+				Hint: "give the policy the run was started with: --policy FILE"}
+		}
+		return given, nil
+	case errors.Is(err, stack.ErrPolicyNotKept):
+		if given.Digest() != st.PolicyDigest {
+			return nil, stack.PolicyMismatch(l, &st, given)
+		}
+		return given, nil
+	case err != nil:
+		return nil, err
+	case given != nil && given.Digest() != pinned.Digest():
+		return nil, stack.PolicyMismatch(l, &st, given)
+	}
+	return pinned, nil
 }
 
 func producer(cmd string) string { return "dome/" + Version + " " + cmd }

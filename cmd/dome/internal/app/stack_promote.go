@@ -73,6 +73,9 @@ func runStackPromote(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 			}
 			fmt.Fprintf(env.Stdout, "promoted %s to %s (was %s); decision %s, %d evidence artifacts%s\n", short12(d.FromHeadRef), d.ToRef, orNone(short12(d.OldTarget)),
 				d.DecisionID, len(d.Evidence), signed)
+			for _, wt := range res.Worktrees {
+				fmt.Fprintf(env.Stdout, "updated the worktree %s, where %s is checked out, to %s (it was clean)\n", wt, d.ToRef, short12(d.FromHeadRef))
+			}
 		default:
 			fmt.Fprintf(env.Stdout, "refused: %s to %s; decision %s\n", short12(d.FromHeadRef), d.ToRef, d.DecisionID)
 			for _, m := range d.Missing {

@@ -51,6 +51,8 @@ type stackStatusOutput struct {
 	RefHead         string                  `json:"ref_head"` // where the ref really points
 	RefInSync       bool                    `json:"ref_in_sync"`
 	TargetRef       string                  `json:"target_ref"`
+	PolicyDigest    string                  `json:"policy_digest"`
+	PolicyChanges   int                     `json:"policy_changes"`
 	Sequence        int64                   `json:"sequence"`
 	Plan            string                  `json:"stack_plan_id,omitempty"`
 	Applied         []stackStatusLayer      `json:"applied"`
@@ -68,7 +70,8 @@ func runStackStatus(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 		return err
 	}
 	out := stackStatusOutput{RunID: st.RunID, WaveID: st.WaveID, BaseRef: st.BaseRef, IntegrationRef: st.IntegrationRef,
-		IntegrationHead: st.IntegrationHead, TargetRef: st.TargetRef, Sequence: st.Sequence, Applied: []stackStatusLayer{},
+		IntegrationHead: st.IntegrationHead, TargetRef: st.TargetRef, PolicyDigest: st.PolicyDigest, PolicyChanges: len(st.PolicyChanges),
+		Sequence: st.Sequence, Applied: []stackStatusLayer{},
 		Pending: st.PendingProposals(), Rejected: st.Rejections, ByStatus: st.ProposalsByStatus, Validations: st.Validations,
 		Promoted: st.Promoted, Evidence: []stackStatusEvidence{}}
 	if out.Pending == nil {
@@ -121,6 +124,11 @@ func runStackStatus(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 	w := env.Stdout
 	fmt.Fprintf(w, "run %s, %s, %d events\n", st.RunID, st.WaveID, st.Sequence)
 	fmt.Fprintf(w, "base         %s\n", st.BaseRef)
+	changed := ""
+	if n := len(st.PolicyChanges); n > 0 {
+		changed = fmt.Sprintf("  (changed %d time(s); dome stack policy --run %s)", n, st.RunID)
+	}
+	fmt.Fprintf(w, "policy       %s%s\n", st.PolicyDigest, changed)
 	sync := ""
 	if !out.RefInSync {
 		sync = fmt.Sprintf("  (the ref is at %s: run the command that was interrupted again)", shortOr(out.RefHead, "nothing"))
