@@ -114,7 +114,7 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 			// A worker's own clone does not hold the coordinator's run.
 			return &errkind.InputError{Source: "--run", Field: l.RunID,
 				Problem: fmt.Sprintf("run %s is not in this repository (%s), so its wave base is not known here", l.RunID, l.Root),
-				Hint: fmt.Sprintf("in a worker's own clone give the base and wave the coordinator gave you: --base SHA --wave ID (dome stack status --run %s --json in the coordinator's repository prints them); or propose from the coordinator's repository with --from-worktree DIR", l.RunID)}
+				Hint:    fmt.Sprintf("in a worker's own clone give the base and wave the coordinator gave you: --base SHA --wave ID (dome stack status --run %s --json in the coordinator's repository prints them); or propose from the coordinator's repository with --from-worktree DIR", l.RunID)}
 		}
 		if err != nil {
 			return err
