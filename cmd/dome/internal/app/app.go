@@ -81,14 +81,13 @@ func isTerminal(w io.Writer) bool {
 
 func newApp(env *Env) *cli.App {
 	a := &cli.App{
-		Name:      "dome",
-		Usage:     "turn a git repository into a trustworthy tool registry",
-		Version:   Version,
-		Reader:    env.Stdin,
-		Writer:    env.Stdout,
-		ErrWriter: env.Stderr,
-		// urfave adds --help only when no command is named "help"; dome has one (help.go).
-		Flags:                append(globalFlags(), cli.HelpFlag),
+		Name:                 "dome",
+		Usage:                "turn a git repository into a trustworthy tool registry",
+		Version:              Version,
+		Reader:               env.Stdin,
+		Writer:               env.Stdout,
+		ErrWriter:            env.Stderr,
+		Flags:                append(globalFlags(), cli.HelpFlag), // urfave adds --help only when no command is named "help" (help.go)
 		EnableBashCompletion: false,
 		HideHelpCommand:      true,
 		// dome maps errors to exit codes itself (report); urfave must not exit.
