@@ -88,25 +88,6 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
-// ActionDocument A signed action as `dome action sign` writes it: any JSON object
-// with name, version, hash and signature. Members other than hash,
-// signature and verified are the signed payload; a verified member is
-// dropped. At most 1 MiB.
-type ActionDocument struct {
-	Description *string    `json:"description,omitempty"`
-	Hash        Digest     `json:"hash"`
-	Name        ActionName `json:"name"`
-
-	// Signature An Ed25519 signature block. The server accepts only alg "ed25519", a
-	// trusted kid and sig "base64:<64 bytes>"; a stored document changed
-	// after publishing is served with whatever block it now holds.
-	Signature Signature `json:"signature"`
-
-	// Version SemVer 2.0.0 without a leading v and without build metadata
-	Version              Version                `json:"version"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
-
 // ActionList defines model for ActionList.
 type ActionList struct {
 	Items []ActionSummary `json:"items"`
@@ -176,6 +157,36 @@ type Health struct {
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
 
+// PublishRequest Either of two shapes. The signed action document as `dome action
+// sign` writes it: any JSON object with name, version, hash and
+// signature, whose members other than hash, signature and verified are
+// the signed payload (a verified member is dropped). Or the envelope around its payload:
+// `schema` holds the payload (name, version and the rest, without
+// hash and signature) and `signature` the signature block beside it;
+// `hash` is optional there (the server computes it), and `name`,
+// `version` and `verified` may be present as in a fetched version,
+// `name` and `version` then equal to the schema's. A body whose only
+// members are these and whose `schema` has a `name` is read as the
+// envelope. At most 1 MiB.
+type PublishRequest struct {
+	Description *string     `json:"description,omitempty"`
+	Hash        *Digest     `json:"hash,omitempty"`
+	Name        *ActionName `json:"name,omitempty"`
+
+	// Schema The envelope's payload (name, version and the rest)
+	Schema *map[string]interface{} `json:"schema,omitempty"`
+
+	// Signature An Ed25519 signature block. The server accepts only alg "ed25519", a
+	// trusted kid and sig "base64:<64 bytes>"; a stored document changed
+	// after publishing is served with whatever block it now holds.
+	Signature Signature `json:"signature"`
+	Verified  *bool     `json:"verified,omitempty"`
+
+	// Version SemVer 2.0.0 without a leading v and without build metadata
+	Version              *Version               `json:"version,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // Signature An Ed25519 signature block. The server accepts only alg "ed25519", a
 // trusted kid and sig "base64:<64 bytes>"; a stored document changed
 // after publishing is served with whatever block it now holds.
@@ -239,27 +250,27 @@ type Unauthorized = Error
 type UnsupportedMediaType = Error
 
 // PublishActionVersionJSONRequestBody defines body for PublishActionVersion for application/json ContentType.
-type PublishActionVersionJSONRequestBody = ActionDocument
+type PublishActionVersionJSONRequestBody = PublishRequest
 
-// Getter for additional properties for ActionDocument. Returns the specified
+// Getter for additional properties for PublishRequest. Returns the specified
 // element and whether it was found
-func (a ActionDocument) Get(fieldName string) (value interface{}, found bool) {
+func (a PublishRequest) Get(fieldName string) (value interface{}, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
 	return
 }
 
-// Setter for additional properties for ActionDocument
-func (a *ActionDocument) Set(fieldName string, value interface{}) {
+// Setter for additional properties for PublishRequest
+func (a *PublishRequest) Set(fieldName string, value interface{}) {
 	if a.AdditionalProperties == nil {
 		a.AdditionalProperties = make(map[string]interface{})
 	}
 	a.AdditionalProperties[fieldName] = value
 }
 
-// Override default JSON handling for ActionDocument to handle AdditionalProperties
-func (a *ActionDocument) UnmarshalJSON(b []byte) error {
+// Override default JSON handling for PublishRequest to handle AdditionalProperties
+func (a *PublishRequest) UnmarshalJSON(b []byte) error {
 	object := make(map[string]json.RawMessage)
 	err := json.Unmarshal(b, &object)
 	if err != nil {
@@ -290,12 +301,28 @@ func (a *ActionDocument) UnmarshalJSON(b []byte) error {
 		delete(object, "name")
 	}
 
+	if raw, found := object["schema"]; found {
+		err = json.Unmarshal(raw, &a.Schema)
+		if err != nil {
+			return fmt.Errorf("error reading 'schema': %w", err)
+		}
+		delete(object, "schema")
+	}
+
 	if raw, found := object["signature"]; found {
 		err = json.Unmarshal(raw, &a.Signature)
 		if err != nil {
 			return fmt.Errorf("error reading 'signature': %w", err)
 		}
 		delete(object, "signature")
+	}
+
+	if raw, found := object["verified"]; found {
+		err = json.Unmarshal(raw, &a.Verified)
+		if err != nil {
+			return fmt.Errorf("error reading 'verified': %w", err)
+		}
+		delete(object, "verified")
 	}
 
 	if raw, found := object["version"]; found {
@@ -320,8 +347,8 @@ func (a *ActionDocument) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Override default JSON handling for ActionDocument to handle AdditionalProperties
-func (a ActionDocument) MarshalJSON() ([]byte, error) {
+// Override default JSON handling for PublishRequest to handle AdditionalProperties
+func (a PublishRequest) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
@@ -332,14 +359,25 @@ func (a ActionDocument) MarshalJSON() ([]byte, error) {
 		}
 	}
 
-	object["hash"], err = json.Marshal(a.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'hash': %w", err)
+	if a.Hash != nil {
+		object["hash"], err = json.Marshal(a.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'hash': %w", err)
+		}
 	}
 
-	object["name"], err = json.Marshal(a.Name)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	if a.Name != nil {
+		object["name"], err = json.Marshal(a.Name)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'name': %w", err)
+		}
+	}
+
+	if a.Schema != nil {
+		object["schema"], err = json.Marshal(a.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'schema': %w", err)
+		}
 	}
 
 	object["signature"], err = json.Marshal(a.Signature)
@@ -347,9 +385,18 @@ func (a ActionDocument) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'signature': %w", err)
 	}
 
-	object["version"], err = json.Marshal(a.Version)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'version': %w", err)
+	if a.Verified != nil {
+		object["verified"], err = json.Marshal(a.Verified)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'verified': %w", err)
+		}
+	}
+
+	if a.Version != nil {
+		object["version"], err = json.Marshal(a.Version)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'version': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -449,10 +496,12 @@ type ClientInterface interface {
 
 	// PublishActionVersionWithBody Publish a signed version
 	//
-	// The body is the signed action document; its `name` and `version` must
-	// equal the path's. The server canonicalizes it, checks `hash` (when
-	// present) against the payload, verifies the signature against its
-	// trusted keys and stores it if new. Publishing is disabled (405
+	// The body is the signed action document, or the envelope
+	// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+	// payload (the body of a fetched version publishes as it is); its `name`
+	// and `version` must equal the path's. The server canonicalizes it,
+	// computes the payload's hash (checking `hash` when present), verifies
+	// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 	// PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 	//
 	// Takes any type of body and a specified content type.
@@ -462,10 +511,12 @@ type ClientInterface interface {
 
 	// PublishActionVersion Publish a signed version
 	//
-	// The body is the signed action document; its `name` and `version` must
-	// equal the path's. The server canonicalizes it, checks `hash` (when
-	// present) against the payload, verifies the signature against its
-	// trusted keys and stores it if new. Publishing is disabled (405
+	// The body is the signed action document, or the envelope
+	// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+	// payload (the body of a fetched version publishes as it is); its `name`
+	// and `version` must equal the path's. The server canonicalizes it,
+	// computes the payload's hash (checking `hash` when present), verifies
+	// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 	// PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 	//
 	// Takes a body of the `application/json` content type.
@@ -523,10 +574,12 @@ func (c *Client) GetActionVersion(ctx context.Context, name Name, version Versio
 
 // PublishActionVersionWithBody Publish a signed version
 //
-// The body is the signed action document; its `name` and `version` must
-// equal the path's. The server canonicalizes it, checks `hash` (when
-// present) against the payload, verifies the signature against its
-// trusted keys and stores it if new. Publishing is disabled (405
+// The body is the signed action document, or the envelope
+// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+// payload (the body of a fetched version publishes as it is); its `name`
+// and `version` must equal the path's. The server canonicalizes it,
+// computes the payload's hash (checking `hash` when present), verifies
+// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 // PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 //
 // Takes any type of body and a specified content type.
@@ -546,10 +599,12 @@ func (c *Client) PublishActionVersionWithBody(ctx context.Context, name Name, ve
 
 // PublishActionVersion Publish a signed version
 //
-// The body is the signed action document; its `name` and `version` must
-// equal the path's. The server canonicalizes it, checks `hash` (when
-// present) against the payload, verifies the signature against its
-// trusted keys and stores it if new. Publishing is disabled (405
+// The body is the signed action document, or the envelope
+// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+// payload (the body of a fetched version publishes as it is); its `name`
+// and `version` must equal the path's. The server canonicalizes it,
+// computes the payload's hash (checking `hash` when present), verifies
+// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 // PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 //
 // Takes a body of the `application/json` content type.
@@ -891,10 +946,12 @@ type ClientWithResponsesInterface interface {
 
 	// PublishActionVersionWithBodyWithResponse Publish a signed version
 	//
-	// The body is the signed action document; its `name` and `version` must
-	// equal the path's. The server canonicalizes it, checks `hash` (when
-	// present) against the payload, verifies the signature against its
-	// trusted keys and stores it if new. Publishing is disabled (405
+	// The body is the signed action document, or the envelope
+	// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+	// payload (the body of a fetched version publishes as it is); its `name`
+	// and `version` must equal the path's. The server canonicalizes it,
+	// computes the payload's hash (checking `hash` when present), verifies
+	// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 	// PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -904,10 +961,12 @@ type ClientWithResponsesInterface interface {
 
 	// PublishActionVersionWithResponse Publish a signed version
 	//
-	// The body is the signed action document; its `name` and `version` must
-	// equal the path's. The server canonicalizes it, checks `hash` (when
-	// present) against the payload, verifies the signature against its
-	// trusted keys and stores it if new. Publishing is disabled (405
+	// The body is the signed action document, or the envelope
+	// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+	// payload (the body of a fetched version publishes as it is); its `name`
+	// and `version` must equal the path's. The server canonicalizes it,
+	// computes the payload's hash (checking `hash` when present), verifies
+	// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 	// PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -1332,10 +1391,12 @@ func (c *ClientWithResponses) GetActionVersionWithResponse(ctx context.Context, 
 
 // PublishActionVersionWithBodyWithResponse Publish a signed version
 //
-// The body is the signed action document; its `name` and `version` must
-// equal the path's. The server canonicalizes it, checks `hash` (when
-// present) against the payload, verifies the signature against its
-// trusted keys and stores it if new. Publishing is disabled (405
+// The body is the signed action document, or the envelope
+// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+// payload (the body of a fetched version publishes as it is); its `name`
+// and `version` must equal the path's. The server canonicalizes it,
+// computes the payload's hash (checking `hash` when present), verifies
+// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 // PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -1351,10 +1412,12 @@ func (c *ClientWithResponses) PublishActionVersionWithBodyWithResponse(ctx conte
 
 // PublishActionVersionWithResponse Publish a signed version
 //
-// The body is the signed action document; its `name` and `version` must
-// equal the path's. The server canonicalizes it, checks `hash` (when
-// present) against the payload, verifies the signature against its
-// trusted keys and stores it if new. Publishing is disabled (405
+// The body is the signed action document, or the envelope
+// `{"schema": {...}, "signature": {"kid", "alg", "sig"}}` around its
+// payload (the body of a fetched version publishes as it is); its `name`
+// and `version` must equal the path's. The server canonicalizes it,
+// computes the payload's hash (checking `hash` when present), verifies
+// the signature against its trusted keys and stores it if new. Publishing is disabled (405
 // PUBLISH_DISABLED) when the server has no ACTION_REGISTRY_API_KEY.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
 
-__all__ = ["ActionDocument", "ActionList", "ActionName", "ActionSummary", "ActionVersion", "Digest", "Error", "Health", "Signature", "Verification", "Version"]
-
-
-# A signed action as `dome action sign` writes it: any JSON object with name, version, hash and signature. Members other than hash, signature and verified are the signed payload; a verified member is dropped. At most 1 MiB.
-class ActionDocument(TypedDict):
-    description: NotRequired[str]
-    hash: "Digest"
-    name: "ActionName"
-    signature: "Signature"
-    version: "Version"
+__all__ = ["ActionList", "ActionName", "ActionSummary", "ActionVersion", "Digest", "Error", "Health", "PublishRequest", "Signature", "Verification", "Version"]
 
 
 class ActionList(TypedDict):
@@ -59,6 +50,18 @@ class Error(TypedDict):
 
 class Health(TypedDict):
     status: Literal["ok"]
+
+
+# Either of two shapes. The signed action document as `dome action sign` writes it: any JSON object with name, version, hash and signature, whose members other than hash, signature and verified are the signed payload (a verified member is dropped). Or the envelope around its payload: `schema` holds the payload (name, version and the rest, without hash and signature) and `signature` the signature block beside it; `hash` is optional there (the server computes it), and `name`, `version` and `verified` may be present as in a fetched version, `name` and `version` then equal to the schema's. A body whose only members are these and whose `schema` has a `name` is read as the envelope. At most 1 MiB.
+class PublishRequest(TypedDict):
+    description: NotRequired[str]
+    hash: NotRequired["Digest"]
+    name: NotRequired["ActionName"]
+    # The envelope's payload (name, version and the rest)
+    schema: NotRequired[Dict[str, Any]]
+    signature: "Signature"
+    verified: NotRequired[bool]
+    version: NotRequired["Version"]
 
 
 # An Ed25519 signature block. The server accepts only alg "ed25519", a trusted kid and sig "base64:<64 bytes>"; a stored document changed after publishing is served with whatever block it now holds.

@@ -56,7 +56,7 @@ def publish_action_version(
     client: httpx.Client,
     name: "m.ActionName",
     version: "m.Version",
-    body: "m.ActionDocument",
+    body: "m.PublishRequest",
 ) -> ApiResponse:
     # POST /actions/{name}/versions/{version}: Publish a signed version
     return _send(

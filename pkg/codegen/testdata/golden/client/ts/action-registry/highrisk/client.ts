@@ -63,7 +63,7 @@ export async function publishActionVersion(
   cfg: ClientConfig,
   name: m.ActionName,
   version: m.Version,
-  body: m.ActionDocument,
+  body: m.PublishRequest,
 ): Promise<ApiResponse<m.ActionVersion>> {
   return send(
     cfg,
