@@ -216,7 +216,9 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 		NormalizationRulesVersion: NormalizationRulesVersion, FilteredSpecDigest: res.Digest,
 	}
 	if in.ProfileDigest, err = canonical.DigestJSON(pr.Data); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", pr.Path, err)
+		// ParseProfile (through Filter) already refused what RFC 8785 cannot
+		// read; this is bad input all the same, never an internal failure.
+		return nil, &errkind.InputError{Source: pr.Path + "@" + pr.Commit.Short(), Problem: err.Error(), Err: err, Hint: "write the profile as valid UTF-8 JSON"}
 	}
 	for _, f := range doc.Files {
 		for _, e := range t.Files {

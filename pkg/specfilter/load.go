@@ -151,7 +151,11 @@ func inputFromParse(source string, err error) error {
 				field = fmt.Sprintf("line %d", pe.Line)
 			}
 		}
-		return &errkind.InputError{Source: source, Field: field, Problem: pe.Problem, Err: err, Hint: parseHint(pe.Problem)}
+		hint := pe.Hint
+		if hint == "" {
+			hint = parseHint(pe.Problem)
+		}
+		return &errkind.InputError{Source: source, Field: field, Problem: pe.Problem, Err: err, Hint: hint}
 	}
 	return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
 }
