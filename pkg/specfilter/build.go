@@ -14,6 +14,10 @@ func (f *filter) build() (*Value, error) {
 	in := f.doc.Root
 	out := &Value{Kind: KindObject}
 	for _, m := range in.Members {
+		if isExtension(m.Key) && f.strips(m.Key) {
+			f.ex.Stripped++ // before the closure, so that it follows nothing inside
+			continue
+		}
 		switch m.Key {
 		case "paths":
 			out.Members = append(out.Members, Member{Key: m.Key, Value: f.keepPaths("paths", m.Value)})
