@@ -73,7 +73,7 @@ func IsMergeKey(n *yaml.Node) bool {
 
 // MergeKeyError is the refusal of a merge key.
 func MergeKeyError() *Error {
-	return fail("write the keys out in full (YAML 1.2 has no merge keys; an anchor and alias (*name) may still repeat a whole value)", "YAML merge keys (<<) are not supported")
+	return fail("write the keys out in full (YAML 1.2 has no merge keys)", "YAML merge keys (<<) are not supported")
 }
 
 // Resolve resolves a scalar node. Quoted and block scalars are strings;

@@ -58,8 +58,9 @@ func (f *filter) build() (*Value, error) {
 	if len(f.p.StripExtensions) > 0 {
 		walk(out, kDocument, nil, &stripper{prefixes: f.p.StripExtensions, ex: f.ex})
 	}
-	if err := checkOutputRefs(out); err != nil {
-		return nil, err
+	if ref, at, line := danglingRef(out); ref != "" {
+		src, field := f.doc.location(at)
+		return nil, &errkind.InputError{Source: src, Field: fieldAt(field, line), Problem: fmt.Sprintf("$ref %q does not resolve in the filtered spec (the profile removes its target)", ref), Hint: "keep the target (widen the profile, or drop the strip_extensions or servers override that removes it); this is dome spec filter's self-check: report it if the profile removes nothing the reference needs"}
 	}
 	f.policyWarnings(out)
 	return out, nil
@@ -191,7 +192,7 @@ func (c *closure) reach(section, name string) {
 
 // pointerTarget marks the component a pointer lands in; a pointer outside
 // the components must land in the kept document.
-func (c *closure) pointerTarget(p Pointer, at Pointer, what string) {
+func (c *closure) pointerTarget(p Pointer, at Pointer, line int32, what string) {
 	if len(p) >= 1 && p[0] == "components" {
 		if len(p) >= 3 {
 			if _, ok := c.f.ix.comps[p[1]][p[2]]; ok {
@@ -209,7 +210,7 @@ func (c *closure) pointerTarget(p Pointer, at Pointer, what string) {
 	}
 	if c.err == nil {
 		src, field := c.f.doc.location(at)
-		c.err = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("%s %q points at a part of the document the profile drops", what, "#"+p.String()), Hint: "move the target to components, or keep the operation it lives in"}
+		c.err = &errkind.InputError{Source: src, Field: fieldAt(field, line), Problem: fmt.Sprintf("%s %q points at a part of the document the profile drops", what, "#"+p.String()), Hint: "move the target to components, or keep the operation it lives in"}
 	}
 }
 
@@ -220,7 +221,7 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 	// A $ref is followed wherever it sits: where OpenAPI allows a Reference
 	// Object, and elsewhere too (most tools resolve every $ref they meet).
 	if ref, ok := v.Str("$ref"); ok {
-		c.ref(ref, at, "")
+		c.ref(ref, at, v.Line, "")
 	}
 	// Extensions and data (examples, defaults, unknown keys) are copied as
 	// written; a $ref inside them must reach a kept object as well.
@@ -261,7 +262,7 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 				}
 				if isMappingRef(mem.Value.Text) {
 					if p, ok := internalPointer(mem.Value.Text); ok {
-						c.pointerTarget(p, at.Child("mapping", mem.Key), "discriminator mapping")
+						c.pointerTarget(p, at.Child("mapping", mem.Key), mem.Value.Line, "discriminator mapping")
 					}
 				} else if _, ok := c.f.ix.comps["schemas"][mem.Value.Text]; ok {
 					c.reach("schemas", mem.Value.Text)
@@ -284,15 +285,16 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 
 // ref follows the reference ref found in the object at pointer at; ext
 // names the extension it sits in, if any.
-func (c *closure) ref(ref string, at Pointer, ext string) {
+func (c *closure) ref(ref string, at Pointer, line int32, ext string) {
 	if c.err != nil {
 		return
 	}
 	if p, ok := internalPointer(ref); ok {
-		c.pointerTarget(p, at.Child("$ref"), "$ref")
+		c.pointerTarget(p, at.Child("$ref"), line, "$ref")
 		return
 	}
 	src, field := c.f.doc.location(at.Child("$ref"))
+	field = fieldAt(field, line)
 	hint := "point the reference inside the document (#/components/...), or write the value out in full"
 	if ext != "" {
 		hint = fmt.Sprintf("remove the extension with the profile's strip_extensions (or top_level_extensions, at the top level), or point the reference inside the document; dome never follows external references (in %s)", ext)
@@ -306,7 +308,7 @@ func (c *closure) data(v *Value, at Pointer, ext string) {
 	switch v.Kind {
 	case KindObject:
 		if ref, ok := v.Str("$ref"); ok {
-			c.ref(ref, at, ext)
+			c.ref(ref, at, v.Line, ext)
 		}
 		for i := range v.Members {
 			if m := &v.Members[i]; m.Value.Kind == KindObject || m.Value.Kind == KindArray {
@@ -327,43 +329,38 @@ func (f *filter) strips(key string) bool {
 	return (&stripper{prefixes: f.p.StripExtensions}).matches(key)
 }
 
-// checkOutputRefs is the filter's self-check, run on every output: every
-// $ref in the document, wherever it sits, is internal and resolves. The
-// closure makes it so; this proves it on the bytes about to be written.
-func checkOutputRefs(out *Value) error {
+// danglingRef is the filter's self-check, run on every output: it returns
+// the first $ref of the document, wherever it sits, that is not internal or
+// does not resolve (with its pointer and line), or "". The closure makes
+// every reference resolve; this proves it on the tree about to be written.
+func danglingRef(out *Value) (ref string, at Pointer, line int32) {
 	ix := newIndex(out)
-	var bad, badAt string
-	var visit func(v *Value, at Pointer)
-	visit = func(v *Value, at Pointer) {
-		if bad != "" {
-			return
-		}
+	var visit func(v *Value, p Pointer) bool
+	visit = func(v *Value, p Pointer) bool {
 		switch v.Kind {
 		case KindObject:
-			if ref, ok := v.Str("$ref"); ok {
-				if p, ok := internalPointer(ref); !ok || ix.resolve(p) == nil {
-					bad, badAt = ref, at.Child("$ref").String()
-					return
+			if r, ok := v.Str("$ref"); ok {
+				if ptr, ok := internalPointer(r); !ok || ix.resolve(ptr) == nil {
+					ref, at, line = r, p.Child("$ref"), v.Line
+					return false
 				}
 			}
 			for i := range v.Members {
-				if m := &v.Members[i]; m.Value.Kind == KindObject || m.Value.Kind == KindArray {
-					visit(m.Value, append(at, m.Key))
+				if m := &v.Members[i]; (m.Value.Kind == KindObject || m.Value.Kind == KindArray) && !visit(m.Value, append(p, m.Key)) {
+					return false
 				}
 			}
 		case KindArray:
 			for i, it := range v.Items {
-				if it.Kind == KindObject || it.Kind == KindArray {
-					visit(it, append(at, itoa(i)))
+				if (it.Kind == KindObject || it.Kind == KindArray) && !visit(it, append(p, itoa(i))) {
+					return false
 				}
 			}
 		}
+		return true
 	}
 	visit(out, nil)
-	if bad != "" {
-		return &errkind.InputError{Source: "the filtered spec", Field: shortPointer(badAt), Problem: fmt.Sprintf("$ref %q does not resolve in the output (the profile removes its target)", bad), Hint: "keep the target (widen the profile, or drop strip_extensions/servers overrides that remove it); this is a self-check of dome spec filter: report it if the profile removes nothing it points at"}
-	}
-	return nil
+	return ref, at, line
 }
 
 // pruneLinks removes links to operations the profile drops: their

@@ -233,3 +233,23 @@ components:
 		t.Errorf("with strip_extensions: %v", err)
 	}
 }
+
+// TestDanglingRef: the always-on self-check finds a dangling or external
+// $ref wherever it sits, and passes a closed document.
+func TestDanglingRef(t *testing.T) {
+	for _, tt := range []struct{ doc, ref, at string }{
+		{`{"components":{"schemas":{"A":{"type":"string"}}},"x":{"$ref":"#/components/schemas/A"}}`, "", ""},
+		{`{"components":{"schemas":{"A":{"type":"string"}}},"x":[{"y":{"$ref":"#/components/schemas/B"}}]}`, "#/components/schemas/B", "/x/0/y/$ref"},
+		{`{"x-ev":{"$ref":"http://example.com/a.json"}}`, "http://example.com/a.json", "/x-ev/$ref"},
+		{`{"paths":{},"e":{"value":{"$ref":"#/paths/~1gone"}}}`, "#/paths/~1gone", "/e/value/$ref"},
+	} {
+		v, err := ParseJSON([]byte(tt.doc), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, at, _ := danglingRef(v)
+		if ref != tt.ref || (ref != "" && at.String() != tt.at) {
+			t.Errorf("%s: danglingRef = %q at %s, want %q at %s", tt.doc, ref, at, tt.ref, tt.at)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package specfilter
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -49,6 +52,10 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 	for _, e := range errs {
 		at, example, msg := locate(e)
 		at = f.refineExample(at, example)
+		var se *openapi3.SchemaError
+		if errors.As(e, &se) {
+			at = f.refineValue(at, se)
+		}
 		msg = brief(msg)
 		src, field := f.doc.location(at)
 		if field == "" {
@@ -77,6 +84,64 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 
 func (f *filter) validateHint() string {
 	return f.opts.Offer.or("--no-validate", "fix the spec, or pass --no-validate for a knowingly broken one", "fix the spec")
+}
+
+// refineValue finds the example below at whose value holds the value a
+// schema error is about: kin-openapi reports an invalid response example
+// at its operation, with the value and its path inside the example but not
+// where the example is. It returns the pointer to that value (or to the
+// closest enclosing value that matches), or at itself.
+func (f *filter) refineValue(at Pointer, se *openapi3.SchemaError) Pointer {
+	base := f.doc.Root.Resolve(at)
+	if base == nil || se.Value == nil {
+		return at
+	}
+	raw, err := json.Marshal(se.Value)
+	if err != nil {
+		return at
+	}
+	want, err := canonical.Transform(raw)
+	if err != nil {
+		return at
+	}
+	path := se.JSONPointer()
+	var found Pointer
+	try := func(ex *Value, p Pointer) {
+		for k := len(path); k >= 0 && found == nil; k-- {
+			t := ex.Resolve(Pointer(path[:k]))
+			if t == nil {
+				continue
+			}
+			if got, err := canonical.Transform(t.AppendJSON(nil)); err == nil && bytes.Equal(got, want) {
+				found = append(p, path[:k]...)
+			}
+			return // the deepest existing value decides
+		}
+	}
+	var find func(v *Value, p Pointer)
+	find = func(v *Value, p Pointer) {
+		if found != nil || v == nil || v.Kind != KindObject {
+			return
+		}
+		if ex := v.Get("example"); ex != nil {
+			try(ex, p.Child("example"))
+		}
+		for _, m := range v.Get("examples").membersOrNil() {
+			if val := m.Value.Get("value"); val != nil && found == nil {
+				try(val, p.Child("examples", m.Key, "value"))
+			}
+		}
+		for _, m := range v.Members {
+			if m.Key != "example" && m.Key != "examples" && m.Value.Kind == KindObject {
+				find(m.Value, append(p, m.Key))
+			}
+		}
+	}
+	find(base, append(Pointer{}, at...))
+	if found == nil {
+		return at
+	}
+	return found
 }
 
 // maxProblem bounds one validation problem in a message: kin-openapi's

@@ -2,7 +2,9 @@ package app
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 )
@@ -32,5 +34,16 @@ func TestInterspersed(t *testing.T) {
 		if got := interspersed(a, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("interspersed(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestBounded(t *testing.T) {
+	long := strings.Repeat("é", maxMessage) // 2 bytes each
+	got := bounded(long)
+	if len(got) > maxMessage+64 || !strings.HasSuffix(got, "more bytes not shown)") || !utf8.ValidString(got) {
+		t.Errorf("bounded: %d bytes, suffix %q", len(got), got[len(got)-40:])
+	}
+	if bounded("short") != "short" {
+		t.Error("a short message changed")
 	}
 }
