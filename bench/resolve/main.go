@@ -116,7 +116,8 @@ func main() {
 		must(os.MkdirAll(src, 0o755))
 		must(os.WriteFile(filepath.Join(src, "main.go"), []byte(goGitProbe), 0o644))
 		abs, _ := filepath.Abs(probe)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", abs, "./"+src)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", abs, ".")
+		cmd.Dir = src // -work may be absolute
 		cmd.Stderr = os.Stderr
 		must(cmd.Run())
 	}

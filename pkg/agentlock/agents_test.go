@@ -1,6 +1,7 @@
 package agentlock
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -123,7 +124,11 @@ func TestParseAgents_BadInput(t *testing.T) {
 		{"misspelt top-level field", withBase("contraints: {}"), 8, "contraints", `looks like "constraints"`, ""},
 		{"requirements for requires", mdDoc("name: a", `version: "1"`, "requirements:", "  mcp: []"), 2, "", "missing property 'requires'", ""},
 		{"requirements is flagged too", mdDoc("name: a", `version: "1"`, "requirements:", "  mcp: []"), 4, "requirements", `looks like "requires"`, ""},
-		{"infinity", mdDoc("name: a", "x: .inf"), 3, "x", "NaN and infinities", ""},
+		{"infinity", mdDoc("name: a", "x: .inf"), 3, "x", ".inf is not a JSON number", "quote"},
+		{"float overflow", mdDoc("name: a", "x: 1e400"), 3, "x", "1e400 is out of the range of a JSON number", ""},
+		{"tagged merge key", mdDoc("base: {x: 1}", "other:", "  !!merge <<: {y: 2}"), 4, "other", "merge keys", "write the keys out"},
+		// YAML 1.2 core: 010 is the integer 10 (not octal 8): still not a string.
+		{"octal-looking version", mdDoc(append([]string{"name: a", "version: 010"}, okRequires...)...), 3, "version", "got integer, want string", "quote"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,5 +220,18 @@ Other prose.
 	}
 	if dc, _ := c.Digest(); dc == da {
 		t.Errorf("a changed constraint must change the digest")
+	}
+}
+
+// TestYAMLValue_CoreSchema: the frontmatter reads scalars by the YAML 1.2
+// core schema, as specs do (internal/yamlcore).
+func TestYAMLValue_CoreSchema(t *testing.T) {
+	v, _, d := yamlValue("agents.md", frontmatter{text: []byte("a: 010\nb: 08\nc: 1_000\nd: 0x1F\ne: yes\nf: 2024-05-01\ng: 1.50\n"), firstLine: 2})
+	if d != nil {
+		t.Fatal(d)
+	}
+	got, _ := json.Marshal(v)
+	if want := `{"a":10,"b":8,"c":"1_000","d":31,"e":"yes","f":"2024-05-01","g":1.50}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/yamlcore"
 	"github.com/dome-registry/dome/pkg/schemaval"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -149,8 +149,9 @@ func (c *yamlConv) convert(n *yaml.Node, ptr string, depth int) (any, *Diagnosti
 			if kn.Kind != yaml.ScalarNode {
 				return nil, c.fail(kn, "a key must be a plain string", "")
 			}
-			if kn.ShortTag() == "!!merge" {
-				return nil, c.fail(kn, "YAML merge keys (<<) are not supported in the frontmatter", "write the keys out in full")
+			if yamlcore.IsMergeKey(kn) {
+				e := yamlcore.MergeKeyError()
+				return nil, c.fail(kn, e.Problem, e.Hint)
 			}
 			key := kn.Value
 			child := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
@@ -179,41 +180,25 @@ func (c *yamlConv) convert(n *yaml.Node, ptr string, depth int) (any, *Diagnosti
 	return nil, c.fail(n, "unexpected YAML node", "")
 }
 
+// scalar resolves a scalar by the YAML 1.2 core schema (internal/yamlcore),
+// as every YAML reader of dome does: 010 is 10, 1_000 and 2024-05-01 are
+// strings, 1e400 and .inf are refused.
 func (c *yamlConv) scalar(n *yaml.Node) (any, *Diagnostic) {
-	switch n.ShortTag() {
-	case "!!str", "!!timestamp", "!!binary":
-		// A timestamp stays the text as written (version: 2024-05-01).
-		return n.Value, nil
-	case "!!null":
-		return nil, nil
-	case "!!bool":
-		var b bool
-		if err := n.Decode(&b); err != nil {
-			return nil, c.fail(n, "not a boolean: "+n.Value, "write true or false")
+	sc, err := yamlcore.Resolve(n)
+	if err != nil {
+		hint := ""
+		if ye, ok := err.(*yamlcore.Error); ok {
+			hint = ye.Hint
 		}
-		return b, nil
-	case "!!int", "!!float":
-		var f any
-		if err := n.Decode(&f); err != nil {
-			return nil, c.fail(n, "not a number: "+n.Value, "")
-		}
-		switch x := f.(type) {
-		case int:
-			return json.Number(strconv.Itoa(x)), nil
-		case int64:
-			return json.Number(strconv.FormatInt(x, 10)), nil
-		case uint64:
-			return json.Number(strconv.FormatUint(x, 10)), nil
-		case float64:
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, c.fail(n, "NaN and infinities are not allowed: "+n.Value, "")
-			}
-			if json.Valid([]byte(n.Value)) {
-				return json.Number(n.Value), nil // 1.0 stays a number, not an integer
-			}
-			return json.Number(strconv.FormatFloat(x, 'g', -1, 64)), nil
-		}
-		return nil, c.fail(n, "not a number: "+n.Value, "")
+		return nil, c.fail(n, err.Error(), hint)
 	}
-	return nil, c.fail(n, "YAML tag "+n.Tag+" is not supported", "remove the tag")
+	switch sc.Kind {
+	case yamlcore.Null:
+		return nil, nil
+	case yamlcore.Bool:
+		return sc.Bool, nil
+	case yamlcore.Number:
+		return json.Number(sc.Text), nil
+	}
+	return sc.Text, nil
 }

@@ -32,6 +32,8 @@ type Client struct {
 	Index     *OperationsIndex
 	Bundle    *Bundle
 	Filtered  *specfilter.Result
+
+	specValidation string // Manifest.SpecValidation
 }
 
 // Dir is the client's folder relative to the output directory:
@@ -54,6 +56,14 @@ type Generator struct {
 	DomeVersion string
 	// Pinned refuses bundle refs that can move (branches, HEAD, short SHAs).
 	Pinned bool
+	// NoValidate skips kin-openapi validation of the filtered specs (for
+	// knowingly broken specs); every manifest then says so.
+	NoValidate bool
+	// Limits bound the spec files read (default: specfilter's).
+	Limits specfilter.Limits
+	// Offer lists the flags of the calling command that error hints may
+	// suggest ("--no-validate", "--max-size").
+	Offer specfilter.Flags
 
 	bundles  bundleCache
 	mu       sync.Mutex
@@ -88,7 +98,7 @@ func (g *Generator) Load(t *registry.ToolResolution) (*specfilter.Document, erro
 	g.mu.Unlock()
 	e.once.Do(func() {
 		files := g.Reg.Files(t)
-		e.doc, e.err = specfilter.Load(files, t.Tool.Spec, specfilter.LoadOptions{Describe: files.Describe})
+		e.doc, e.err = specfilter.Load(files, t.Tool.Spec, specfilter.LoadOptions{Describe: files.Describe, Limits: g.Limits, Offer: g.Offer})
 	})
 	return e.doc, e.err
 }
@@ -117,7 +127,7 @@ func (g *Generator) Filter(t *registry.ToolResolution, pr *registry.ProfileResol
 			e.err = err
 			return
 		}
-		e.res, e.err = specfilter.Apply(doc, p, specfilter.Options{})
+		e.res, e.err = specfilter.Apply(doc, p, specfilter.Options{NoValidate: g.NoValidate, Offer: g.Offer})
 	})
 	return e.res, e.err
 }
@@ -216,7 +226,9 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 		NormalizationRulesVersion: NormalizationRulesVersion, FilteredSpecDigest: res.Digest,
 	}
 	if in.ProfileDigest, err = canonical.DigestJSON(pr.Data); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", pr.Path, err)
+		// ParseProfile (through Filter) already refused what RFC 8785 cannot
+		// read; this is bad input all the same, never an internal failure.
+		return nil, &errkind.InputError{Source: pr.Path + "@" + pr.Commit.Short(), Problem: err.Error(), Err: err, Hint: "write the profile as valid UTF-8 JSON"}
 	}
 	for _, f := range doc.Files {
 		for _, e := range t.Files {
@@ -224,6 +236,9 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 				in.SpecBlobs[t.ToolPath+"/"+f] = e.Blob.String()
 			}
 		}
+	}
+	if g.NoValidate {
+		c.specValidation = SpecValidationSkipped
 	}
 	if err := c.seal(in, g.DomeVersion); err != nil {
 		return nil, err
@@ -277,7 +292,7 @@ func Render(in RenderInput) (*Client, error) {
 
 // seal computes the outputs list and the manifest.
 func (c *Client) seal(in Inputs, domeVersion string) error {
-	m := &Manifest{ArtifactKind: ManifestKind, Canonicalization: canonical.Name, Inputs: in, Outputs: []OutputRef{}}
+	m := &Manifest{ArtifactKind: ManifestKind, Canonicalization: canonical.Name, Inputs: in, Outputs: []OutputRef{}, SpecValidation: c.specValidation}
 	if c.Bundle.Spec.Engine == "oapi-codegen" {
 		m.Toolchain = Toolchain{DomeVersion: domeVersion, Engine: "oapi-codegen", EngineVersion: OapiCodegenVersion(), Formatter: "go/format", FormatterVersion: goFormatterVersion()}
 	} else {

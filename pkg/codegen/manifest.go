@@ -34,7 +34,13 @@ type Manifest struct {
 	Toolchain          Toolchain   `json:"toolchain"`
 	Outputs            []OutputRef `json:"outputs"`
 	ClientArtifactHash string      `json:"client_artifact_hash"`
+	// SpecValidation is "skipped" when the filtered spec was not validated
+	// (gen --no-validate); absent when it was.
+	SpecValidation string `json:"spec_validation,omitempty"`
 }
+
+// SpecValidationSkipped marks a client generated with gen --no-validate.
+const SpecValidationSkipped = "skipped"
 
 // Inputs are what a client is generated from.
 type Inputs struct {
@@ -133,6 +139,13 @@ func ParseManifest(source string, data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+func validationName(v string) string {
+	if v == "" {
+		return "validated"
+	}
+	return v + " (--no-validate)"
+}
+
 // sameContent reports whether two manifests describe the same client from
 // the same content: everything equal except the commits the inputs were
 // read at (spec_ref, profile_ref, generator_bundle_ref), which change with
@@ -181,6 +194,9 @@ func Causes(old, cur *Manifest) []string {
 	}
 	if oi.SDKFlavor != ni.SDKFlavor || !jsonEqual(oi.Options, ni.Options) {
 		out = append(out, "generators.lock.json changed: sdk_flavor or options differ")
+	}
+	if old.SpecValidation != cur.SpecValidation {
+		out = append(out, fmt.Sprintf("spec validation: %s -> %s", validationName(old.SpecValidation), validationName(cur.SpecValidation)))
 	}
 	if oi.NormalizationRulesVersion != ni.NormalizationRulesVersion {
 		out = append(out, fmt.Sprintf("normalization rules changed: %s -> %s", oi.NormalizationRulesVersion, ni.NormalizationRulesVersion))

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 )
 
@@ -112,7 +113,11 @@ func pointerOrRoot(loc []string) string {
 }
 
 // CheckJSON verifies that data is exactly one JSON value with no duplicate
-// object keys; errors name the JSON pointer of the duplicate.
+// object keys; errors name the JSON pointer of the duplicate. It also
+// refuses what encoding/json would silently turn into U+FFFD (invalid UTF-8,
+// lone UTF-16 surrogates in \u escapes) and everything else RFC 8785's parser
+// refuses, naming the line: a file dome reads must mean one thing to every
+// parser, and its digest must be computable.
 func CheckJSON(source string, data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -121,6 +126,14 @@ func CheckJSON(source string, data []byte) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return &errkind.InputError{Source: source, Problem: fmt.Sprintf("trailing data after the JSON value at byte %d", dec.InputOffset())}
+	}
+	if _, err := canonical.Transform(data); err != nil {
+		var se *canonical.SyntaxError
+		if errors.As(err, &se) {
+			line, col := canonical.Position(data, se.Offset)
+			return &errkind.InputError{Source: source, Field: fmt.Sprintf("line %d, column %d", line, col), Problem: se.Msg, Err: err, Hint: "write valid UTF-8 JSON; escape a character above U+FFFF as a surrogate pair (\\ud83d\\ude00)"}
+		}
+		return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
 	}
 	return nil
 }

@@ -78,3 +78,23 @@ func FuzzCheckJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckJSON_StrictStrings: what encoding/json would silently replace by
+// U+FFFD is refused with its line, so a file means one thing to every parser.
+func TestCheckJSON_StrictStrings(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{"{\n\"a\": \"\\ud800\"}", "line 2, column 7: lone surrogate"},
+		{"{\"a\": \"\\udc00\\ud800\"}", "lone surrogate"},
+		{"{\"a\":\n\"\xff\"}", "line 2, column 2: invalid UTF-8"},
+		{"{\"\xc0\xaf\": 1}", "invalid UTF-8"},
+		{`{"a": 1e400}`, "overflow"},
+	} {
+		err := schemaval.CheckJSON("f.json", []byte(tt.doc))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("CheckJSON(%q) = %v, want %q", tt.doc, err, tt.want)
+		}
+	}
+	if err := schemaval.CheckJSON("f.json", []byte(`{"a": "\ud83d\ude00 é"}`)); err != nil {
+		t.Errorf("a surrogate pair: %v", err)
+	}
+}

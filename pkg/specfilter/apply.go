@@ -24,6 +24,31 @@ type Options struct {
 	// ValidateInput also validates the whole input document with
 	// kin-openapi, not only the part the profile keeps (slower on big specs).
 	ValidateInput bool
+	// Offer lists the flags of the calling command that error hints may
+	// suggest ("--no-validate", "--allow-empty-selectors"): a hint never
+	// names a flag the user's command does not have.
+	Offer Flags
+}
+
+// Flags are command-line flags a caller offers to error hints.
+type Flags []string
+
+// Has reports whether flag is offered.
+func (f Flags) Has(flag string) bool {
+	for _, x := range f {
+		if x == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// or returns with when flag is offered, else without.
+func (f Flags) or(flag, with, without string) string {
+	if f.Has(flag) {
+		return with
+	}
+	return without
 }
 
 // Result is the filtered spec and what decided it.
@@ -158,7 +183,7 @@ func (f *filter) operations(section string) []pathOp {
 				op:      op,
 				ref:     opRef{Method: strings.ToUpper(method), Path: pm.Key, ID: id, Tags: stringList(op.Get("tags"))},
 				at:      Pointer{section, pm.Key, method},
-				webhook: section == "webhooks",
+				webhook: section != "paths",
 			})
 		}
 	}
@@ -264,7 +289,11 @@ func (f *filter) selectOps() error {
 		}
 		f.ex.Operations = append(f.ex.Operations, d)
 	}
-	for _, o := range f.operations("webhooks") {
+	var hookOps []pathOp
+	for _, sec := range webhookSections {
+		hookOps = append(hookOps, f.operations(sec)...)
+	}
+	for _, o := range hookOps {
 		d := OperationDecision{Method: o.ref.Method, Path: o.ref.Path, OperationID: o.ref.ID, Decision: "not selected"}
 		for i, s := range hooks {
 			if s.match(o.ref) {
@@ -353,7 +382,7 @@ func securityList(v *Value) []map[string][]string {
 func (f *filter) emptyHint(allow, deny, hooks []Selector, uses map[string][]int) string {
 	tags := map[string]bool{}
 	var ids []string
-	for _, sec := range []string{"paths", "webhooks"} {
+	for _, sec := range []string{"paths", "webhooks", xWebhooks} {
 		for _, o := range f.operations(sec) {
 			for _, t := range o.ref.Tags {
 				tags[t] = true
@@ -396,7 +425,7 @@ func (f *filter) emptyHint(allow, deny, hooks []Selector, uses map[string][]int)
 	}
 	sort.Strings(hints)
 	hints = dedupe(hints)
-	hints = append(hints, "fix the profile, or pass --allow-empty-selectors")
+	hints = append(hints, f.opts.Offer.or("--allow-empty-selectors", "fix the profile, or pass --allow-empty-selectors", "fix the profile"))
 	return strings.Join(hints, "; ")
 }
 

@@ -471,21 +471,36 @@ func FuzzLoadAndApply(f *testing.F) {
 	f.Add([]byte(miniSpec))
 	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a: {$ref: '#/components/pathItems/A'}\ncomponents:\n  pathItems:\n    A: {get: {operationId: a, responses: {'200': {description: ok}}}}\n"))
 	f.Add([]byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/x/{id}":{"get":{"tags":["t"],"responses":{"200":{"description":"ok","links":{"l":{"operationRef":"#/paths/~1x~1{id}/get"}}}}}}}}`))
-	p, err := ParseProfile("p.profile.json", []byte(`{"schema_version":"dome.profile/v1","id":"p","deny":{"operations":["DELETE /**"]},"strip_extensions":["x-"]}`))
-	if err != nil {
-		f.Fatal(err)
+	f.Add([]byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\nx-top: {$ref: '#/components/schemas/T'}\npaths:\n  /a: {get: {operationId: a, x-e: [{$ref: '#/components/schemas/E'}], responses: {'200': {description: ok, content: {a/b: {examples: {e: {value: {$ref: '#/components/examples/X'}}}}}}}}}\nx-webhooks:\n  h: {post: {requestBody: {content: {a/b: {schema: {$ref: '#/components/schemas/H'}}}}, responses: {'200': {description: ok}}}}\ncomponents:\n  x-c: {$ref: '#/components/schemas/C'}\n  examples: {X: {value: 1}}\n  schemas: {T: {}, E: {}, H: {}, C: {}, U: {}}\n"))
+	var profiles []*Profile
+	for _, body := range []string{
+		`"deny":{"operations":["DELETE /**"]},"strip_extensions":["x-"]`,
+		`"webhooks":{"operations":["* *"]}`,
+		`"top_level_extensions":"drop","strip_extensions":["x-e"]`,
+	} {
+		p, err := ParseProfile("p.profile.json", []byte(`{"schema_version":"dome.profile/v1","id":"p",`+body+`}`))
+		if err != nil {
+			f.Fatal(err)
+		}
+		profiles = append(profiles, p)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := LoadBytes("spec.yaml", data, LoadOptions{Limits: Limits{MaxDepth: 64, MaxAliasNodes: 10000}})
 		if err != nil {
 			return
 		}
-		res, err := Apply(doc, p, Options{AllowEmptySelectors: true})
-		if err != nil {
-			return
-		}
-		if _, err := LoadBytes("out.json", res.JSON, LoadOptions{}); err != nil {
-			t.Fatalf("the output does not load: %v", err)
+		for _, p := range profiles {
+			res, err := Apply(doc, p, Options{AllowEmptySelectors: true})
+			if err != nil {
+				continue
+			}
+			out, err := LoadBytes("out.json", res.JSON, LoadOptions{})
+			if err != nil {
+				t.Fatalf("the output does not load: %v", err)
+			}
+			if ref, at, _ := danglingRef(out.Root); ref != "" {
+				t.Fatalf("dangling $ref %q at %s in the output", ref, at)
+			}
 		}
 	})
 }

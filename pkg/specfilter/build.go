@@ -14,17 +14,32 @@ func (f *filter) build() (*Value, error) {
 	in := f.doc.Root
 	out := &Value{Kind: KindObject}
 	for _, m := range in.Members {
+		if isExtension(m.Key) && f.strips(m.Key) {
+			f.ex.Stripped++ // before the closure, so that it follows nothing inside
+			continue
+		}
 		switch m.Key {
 		case "paths":
 			out.Members = append(out.Members, Member{Key: m.Key, Value: f.keepPaths("paths", m.Value)})
-		case "webhooks":
-			if w := f.keepPaths("webhooks", m.Value); len(w.Members) > 0 {
+		case "webhooks", xWebhooks:
+			if w := f.keepPaths(m.Key, m.Value); len(w.Members) > 0 {
 				out.Members = append(out.Members, Member{Key: m.Key, Value: w})
 			}
 		case "components", "tags":
 			// decided below, from what the kept operations reach
 		default:
+			if isExtension(m.Key) && !f.p.TopLevelExtensions.Keeps(m.Key) {
+				f.ex.Removed = append(f.ex.Removed, Pointer{m.Key}.String()+" (top_level_extensions)")
+				continue
+			}
 			out.Members = append(out.Members, Member{Key: m.Key, Value: m.Value.Copy()})
+		}
+	}
+	if t := f.p.TopLevelExtensions; t != nil {
+		for _, name := range t.Keep {
+			if in.Get(name) == nil {
+				f.ex.warn(fmt.Sprintf("top_level_extensions names %s, which %s does not have", name, f.doc.describe(f.doc.File)))
+			}
 		}
 	}
 	walk(out, kDocument, nil, &callbackInliner{f: f})
@@ -42,6 +57,10 @@ func (f *filter) build() (*Value, error) {
 	f.overrideServers(out)
 	if len(f.p.StripExtensions) > 0 {
 		walk(out, kDocument, nil, &stripper{prefixes: f.p.StripExtensions, ex: f.ex})
+	}
+	if ref, at, line := danglingRef(out); ref != "" {
+		src, field := f.doc.location(at)
+		return nil, &errkind.InputError{Source: src, Field: fieldAt(field, line), Problem: fmt.Sprintf("$ref %q does not resolve in the filtered spec (the profile removes its target)", ref), Hint: "keep the target (widen the profile, or drop the strip_extensions or servers override that removes it); this is dome spec filter's self-check: report it if the profile removes nothing the reference needs"}
 	}
 	f.policyWarnings(out)
 	return out, nil
@@ -147,6 +166,13 @@ type closure struct {
 func (c *closure) run(out *Value) error {
 	c.out = out
 	walk(out, kDocument, nil, c)
+	// The components' own extensions and unknown keys are copied as written
+	// (keepComponents): their references count too.
+	for _, m := range c.f.doc.Root.Get("components").membersOrNil() {
+		if _, known := sectionKind(m.Key); !known && !(isExtension(m.Key) && c.f.strips(m.Key)) {
+			c.data(m.Value, Pointer{"components", m.Key}, m.Key)
+		}
+	}
 	for i := 0; i < len(c.order) && c.err == nil; i++ {
 		k := c.order[i]
 		v := c.f.ix.comps[k.section][k.name]
@@ -166,7 +192,7 @@ func (c *closure) reach(section, name string) {
 
 // pointerTarget marks the component a pointer lands in; a pointer outside
 // the components must land in the kept document.
-func (c *closure) pointerTarget(p Pointer, at Pointer, what string) {
+func (c *closure) pointerTarget(p Pointer, at Pointer, line int32, what string) {
 	if len(p) >= 1 && p[0] == "components" {
 		if len(p) >= 3 {
 			if _, ok := c.f.ix.comps[p[1]][p[2]]; ok {
@@ -184,7 +210,7 @@ func (c *closure) pointerTarget(p Pointer, at Pointer, what string) {
 	}
 	if c.err == nil {
 		src, field := c.f.doc.location(at)
-		c.err = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("%s %q points at a part of the document the profile drops", what, "#"+p.String()), Hint: "move the target to components, or keep the operation it lives in"}
+		c.err = &errkind.InputError{Source: src, Field: fieldAt(field, line), Problem: fmt.Sprintf("%s %q points at a part of the document the profile drops", what, "#"+p.String()), Hint: "move the target to components, or keep the operation it lives in"}
 	}
 }
 
@@ -192,12 +218,30 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 	if c.err != nil {
 		return false
 	}
-	if refable(k) {
-		if ref, ok := v.Str("$ref"); ok {
-			if p, ok := internalPointer(ref); ok {
-				c.pointerTarget(p, at.Child("$ref"), "$ref")
-			}
+	// A $ref is followed wherever it sits: where OpenAPI allows a Reference
+	// Object, and elsewhere too (most tools resolve every $ref they meet).
+	if ref, ok := v.Str("$ref"); ok {
+		c.ref(ref, at, v.Line, "")
+	}
+	// Extensions and data (examples, defaults, unknown keys) are copied as
+	// written; a $ref inside them must reach a kept object as well.
+	for i := range v.Members {
+		m := &v.Members[i]
+		if m.Value.Kind != KindObject && m.Value.Kind != KindArray {
+			continue
 		}
+		if _, _, spec := child(k, m.Key); spec {
+			continue
+		}
+		ext := isExtension(m.Key) && hasExtensions(k)
+		if ext && c.f.strips(m.Key) {
+			continue
+		}
+		where := ""
+		if ext {
+			where = m.Key
+		}
+		c.data(m.Value, at.Child(m.Key), where)
 	}
 	switch k {
 	case kOperation:
@@ -218,7 +262,7 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 				}
 				if isMappingRef(mem.Value.Text) {
 					if p, ok := internalPointer(mem.Value.Text); ok {
-						c.pointerTarget(p, at.Child("mapping", mem.Key), "discriminator mapping")
+						c.pointerTarget(p, at.Child("mapping", mem.Key), mem.Value.Line, "discriminator mapping")
 					}
 				} else if _, ok := c.f.ix.comps["schemas"][mem.Value.Text]; ok {
 					c.reach("schemas", mem.Value.Text)
@@ -237,6 +281,86 @@ func (c *closure) object(v *Value, k objKind, at Pointer) bool {
 		}
 	}
 	return c.err == nil
+}
+
+// ref follows the reference ref found in the object at pointer at; ext
+// names the extension it sits in, if any.
+func (c *closure) ref(ref string, at Pointer, line int32, ext string) {
+	if c.err != nil {
+		return
+	}
+	if p, ok := internalPointer(ref); ok {
+		c.pointerTarget(p, at.Child("$ref"), line, "$ref")
+		return
+	}
+	src, field := c.f.doc.location(at.Child("$ref"))
+	field = fieldAt(field, line)
+	hint := "point the reference inside the document (#/components/...), or write the value out in full"
+	if ext != "" {
+		hint = fmt.Sprintf("remove the extension with the profile's strip_extensions (or top_level_extensions, at the top level), or point the reference inside the document; dome never follows external references (in %s)", ext)
+	}
+	c.err = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("$ref %q is not a reference inside the document: the filtered spec keeps only internal references that resolve", ref), Hint: hint}
+}
+
+// data follows the references in v, a value copied as written (an
+// extension's value, an example, a default); ext names the extension.
+func (c *closure) data(v *Value, at Pointer, ext string) {
+	switch v.Kind {
+	case KindObject:
+		if ref, ok := v.Str("$ref"); ok {
+			c.ref(ref, at, v.Line, ext)
+		}
+		for i := range v.Members {
+			if m := &v.Members[i]; m.Value.Kind == KindObject || m.Value.Kind == KindArray {
+				c.data(m.Value, append(at, m.Key), ext)
+			}
+		}
+	case KindArray:
+		for i, it := range v.Items {
+			if it.Kind == KindObject || it.Kind == KindArray {
+				c.data(it, append(at, itoa(i)), ext)
+			}
+		}
+	}
+}
+
+// strips reports an extension that the profile's strip_extensions removes.
+func (f *filter) strips(key string) bool {
+	return (&stripper{prefixes: f.p.StripExtensions}).matches(key)
+}
+
+// danglingRef is the filter's self-check, run on every output: it returns
+// the first $ref of the document, wherever it sits, that is not internal or
+// does not resolve (with its pointer and line), or "". The closure makes
+// every reference resolve; this proves it on the tree about to be written.
+func danglingRef(out *Value) (ref string, at Pointer, line int32) {
+	ix := newIndex(out)
+	var visit func(v *Value, p Pointer) bool
+	visit = func(v *Value, p Pointer) bool {
+		switch v.Kind {
+		case KindObject:
+			if r, ok := v.Str("$ref"); ok {
+				if ptr, ok := internalPointer(r); !ok || ix.resolve(ptr) == nil {
+					ref, at, line = r, p.Child("$ref"), v.Line
+					return false
+				}
+			}
+			for i := range v.Members {
+				if m := &v.Members[i]; (m.Value.Kind == KindObject || m.Value.Kind == KindArray) && !visit(m.Value, append(p, m.Key)) {
+					return false
+				}
+			}
+		case KindArray:
+			for i, it := range v.Items {
+				if (it.Kind == KindObject || it.Kind == KindArray) && !visit(it, append(p, itoa(i))) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	visit(out, nil)
+	return ref, at, line
 }
 
 // pruneLinks removes links to operations the profile drops: their
@@ -392,7 +516,7 @@ func (f *filter) overrideServers(out *Value) {
 	}
 	out.Set("servers", list)
 	f.ex.Removed = append(f.ex.Removed, "/servers (replaced by the profile's servers)")
-	for _, section := range []string{"paths", "webhooks"} {
+	for _, section := range []string{"paths", "webhooks", xWebhooks} {
 		for _, pm := range out.Get(section).membersOrNil() {
 			if pm.Value.Delete("servers") {
 				f.ex.Removed = append(f.ex.Removed, Pointer{section, pm.Key, "servers"}.String()+" (the profile's servers apply)")

@@ -140,8 +140,11 @@ func (b *bundler) load(tk targetKey, t refTarget, from string, field string) (*t
 		if len(b.files) >= b.opts.MaxFiles {
 			return nil, &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("references pull in more than %d files", b.opts.MaxFiles)}
 		}
-		data, err := b.fr.ReadFile(t.File)
+		data, err := readInput(b.fr, t.File, b.opts)
 		if err != nil {
+			if errkind.IsInput(err) {
+				return nil, err
+			}
 			if isNotExist(err) {
 				return nil, &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("$ref target %s: file not found", t.File), Err: err, Hint: "references are relative to the file that holds them and must stay inside the tool folder"}
 			}

@@ -79,6 +79,15 @@ func sectionKind(section string) (objKind, bool) {
 	return kNone, false
 }
 
+// xWebhooks is where OpenAPI 3.0 documents keep their webhooks (GitHub's,
+// and Redocly's convention) before 3.1 gave them a section: dome reads it as
+// the webhooks section, so that webhooks.operations selects from it and the
+// closure follows its references.
+const xWebhooks = "x-webhooks"
+
+// webhookSections are the sections that hold webhooks.
+var webhookSections = [...]string{"webhooks", xWebhooks}
+
 // httpMethods are the operation keys of a path item, in OpenAPI order.
 var httpMethods = [...]string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
@@ -113,7 +122,7 @@ func child(k objKind, key string) (objKind, shape, bool) {
 			return kServer, list, true
 		case "paths":
 			return kPaths, one, true
-		case "webhooks":
+		case "webhooks", xWebhooks:
 			return kPathItem, dict, true
 		case "components":
 			return kComponents, one, true

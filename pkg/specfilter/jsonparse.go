@@ -39,6 +39,7 @@ type parseError struct {
 	Line    int
 	Pointer string // JSON pointer of the value, when known
 	Problem string
+	Hint    string // what to do, when the parser knows better than parseHint
 }
 
 func (e *parseError) Error() string {

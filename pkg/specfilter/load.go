@@ -21,6 +21,9 @@ type LoadOptions struct {
 	// MaxFiles bounds how many files external references may pull in
 	// (default 1000).
 	MaxFiles int
+	// Offer lists the flags of the calling command that error hints may
+	// suggest ("--max-size").
+	Offer Flags
 }
 
 // Document is an OpenAPI document loaded from a tool folder with every
@@ -69,7 +72,7 @@ func Load(fr FileReader, name string, opts LoadOptions) (*Document, error) {
 	if err != nil {
 		return nil, &errkind.InputError{Source: opts.Describe(name), Problem: "the spec must be a file inside the tool folder", Err: err}
 	}
-	data, err := fr.ReadFile(clean)
+	data, err := readInput(fr, clean, opts)
 	if err != nil {
 		return nil, readError(opts.Describe(clean), "", err)
 	}
@@ -151,7 +154,11 @@ func inputFromParse(source string, err error) error {
 				field = fmt.Sprintf("line %d", pe.Line)
 			}
 		}
-		return &errkind.InputError{Source: source, Field: field, Problem: pe.Problem, Err: err, Hint: parseHint(pe.Problem)}
+		hint := pe.Hint
+		if hint == "" {
+			hint = parseHint(pe.Problem)
+		}
+		return &errkind.InputError{Source: source, Field: field, Problem: pe.Problem, Err: err, Hint: hint}
 	}
 	return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
 }

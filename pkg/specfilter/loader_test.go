@@ -21,7 +21,10 @@ func TestParseYAML_ToJSONModel(t *testing.T) {
 		{"200: ok\n'201': created", `{"200":"ok","201":"created"}`},
 		{"d: 2023-08-16", `{"d":"2023-08-16"}`},
 		{"s: 'x-y'\nt: \"\\u00e9\"", `{"s":"x-y","t":"é"}`},
-		{"base: &b {x: 1, y: 2}\nobj:\n  <<: *b\n  y: 3", `{"base":{"x":1,"y":2},"obj":{"y":3,"x":1}}`},
+		// YAML 1.2 core schema, not 1.1 (internal/yamlcore).
+		{"a: 010\nb: 08\nc: 09\nd: 1_000\ne: 0b101\nf: +7", `{"a":10,"b":8,"c":9,"d":"1_000","e":"0b101","f":7}`},
+		{"a: 0X1F\nb: on\nc: 1.\nd: '<<'", `{"a":"0X1F","b":"on","c":1,"d":"<<"}`},
+		{"'<<': quoted is a plain key", `{"<<":"quoted is a plain key"}`},
 		{"a: &a {k: v}\nb: [*a, *a]", `{"a":{"k":"v"},"b":[{"k":"v"},{"k":"v"}]}`},
 		{"- 1\n- [2, {a: b}]", `[1,[2,{"a":"b"}]]`},
 	}
@@ -45,11 +48,15 @@ func TestParseYAML_BadInput(t *testing.T) {
 		{"sequence key", "? [a]\n: 1", "a mapping key must be a scalar"},
 		{"nan", "a: .nan", "is not a JSON number"},
 		{"inf", "a: -.inf", "is not a JSON number"},
-		{"custom tag", "a: !include x.yaml", "unsupported YAML tag !include"},
+		{"custom tag", "a: !include x.yaml", "YAML tag !include is not supported"},
+		{"float overflow", "a: 1\nb: 1e400", "line 2: /b: 1e400 is out of the range of a JSON number"},
+		{"merge key", "base: &b {x: 1}\nobj:\n  <<: *b\n  y: 3", "line 3: /obj: YAML merge keys (<<) are not supported"},
+		{"tagged merge key", "obj:\n  !!merge <<: {x: 1}", "line 2: /obj: YAML merge keys"},
+		{"tag mismatch", "a: !!int 1.5", "not a valid !!int"},
 		{"two documents", "a: 1\n---\nb: 2", "more than one YAML document"},
 		{"empty", "", "empty document"},
 		{"syntax", "a: [1, 2", "invalid YAML"},
-		{"merge of a scalar", "a: &a 1\nb:\n  <<: *a", "merge key"},
+		{"merge of a scalar", "a: &a 1\nb:\n  <<: *a", "merge keys (<<) are not supported"},
 	}
 	for _, tt := range tests {
 		_, err := ParseYAML([]byte(tt.in), Limits{})

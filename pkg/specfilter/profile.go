@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -36,7 +37,10 @@ type Profile struct {
 	Determinism     *Determinism `json:"determinism,omitempty"`
 	Servers         []Server     `json:"servers,omitempty"`
 	StripExtensions []string     `json:"strip_extensions,omitempty"`
-	Webhooks        *Selectors   `json:"webhooks,omitempty"`
+	// TopLevelExtensions decides the document's top-level x- extensions;
+	// nil keeps them all.
+	TopLevelExtensions *TopLevelExtensions `json:"top_level_extensions,omitempty"`
+	Webhooks           *Selectors          `json:"webhooks,omitempty"`
 
 	allow, deny, webhooks []Selector // parsed
 	name                  string     // the file, for messages
@@ -74,6 +78,57 @@ type Budgets struct {
 type Determinism struct {
 	Seed       *int64 `json:"seed,omitempty"`
 	InputsHash string `json:"inputs_hash,omitempty"`
+}
+
+// TopLevelExtensions is the profile's top_level_extensions: "keep" (every
+// top-level x- extension, and whatever its $refs reach), "drop" (none), or
+// a list of the names to keep. x-webhooks is not among them: it is the
+// webhooks section of a 3.0 document, selected by webhooks.operations.
+type TopLevelExtensions struct {
+	Drop bool     // "drop"
+	Keep []string // the names to keep; nil with Drop false: "keep" (all)
+	list bool
+}
+
+// Keeps reports whether the top-level extension name stays.
+func (t *TopLevelExtensions) Keeps(name string) bool {
+	if t == nil {
+		return true
+	}
+	if t.list {
+		return slices.Contains(t.Keep, name)
+	}
+	return !t.Drop
+}
+
+// UnmarshalJSON reads "keep", "drop" or a list of names.
+func (t *TopLevelExtensions) UnmarshalJSON(b []byte) error {
+	var mode string
+	if err := json.Unmarshal(b, &mode); err == nil {
+		switch mode {
+		case "keep", "drop":
+			*t = TopLevelExtensions{Drop: mode == "drop"}
+			return nil
+		}
+		return fmt.Errorf("top_level_extensions: %q is neither keep nor drop", mode)
+	}
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return fmt.Errorf("top_level_extensions: want \"keep\", \"drop\" or a list of extension names")
+	}
+	*t = TopLevelExtensions{Keep: append([]string{}, names...), list: true}
+	return nil
+}
+
+// MarshalJSON writes the form UnmarshalJSON reads.
+func (t TopLevelExtensions) MarshalJSON() ([]byte, error) {
+	switch {
+	case t.list:
+		return json.Marshal(append([]string{}, t.Keep...))
+	case t.Drop:
+		return []byte(`"drop"`), nil
+	}
+	return []byte(`"keep"`), nil
 }
 
 // Server replaces the spec's servers.

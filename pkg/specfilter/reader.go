@@ -3,11 +3,14 @@ package specfilter
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path"
 	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
 )
 
 // FileReader reads the files of one tool folder. Names are slash-separated
@@ -40,6 +43,67 @@ func (d *DirReader) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	return d.root.ReadFile(name)
+}
+
+// ReadFileMax reads name below the root, refusing a file larger than max
+// bytes before reading it (a FIFO or a device is read up to max+1 bytes).
+func (d *DirReader) ReadFileMax(name string, max int64) ([]byte, error) {
+	if _, err := cleanName(name); err != nil {
+		return nil, err
+	}
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
+		return nil, &tooLargeError{size: st.Size(), max: max}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &tooLargeError{size: -1, max: max}
+	}
+	return data, nil
+}
+
+// boundedReader is a FileReader that can refuse a large file before
+// reading it whole.
+type boundedReader interface {
+	ReadFileMax(name string, max int64) ([]byte, error)
+}
+
+// tooLargeError is a file over the input limit; size is -1 when unknown.
+type tooLargeError struct{ size, max int64 }
+
+func (e *tooLargeError) Error() string {
+	if e.size < 0 {
+		return fmt.Sprintf("file is more than the limit of %d bytes", e.max)
+	}
+	return fmt.Sprintf("file is %d bytes, more than the limit of %d", e.size, e.max)
+}
+
+// readInput reads one file of the spec within the size limit.
+func readInput(fr FileReader, name string, opts LoadOptions) ([]byte, error) {
+	max := opts.Limits.withDefaults().MaxBytes
+	var data []byte
+	var err error
+	if br, ok := fr.(boundedReader); ok {
+		data, err = br.ReadFileMax(name, max)
+	} else {
+		data, err = fr.ReadFile(name)
+	}
+	if err == nil && int64(len(data)) > max {
+		err = &tooLargeError{size: int64(len(data)), max: max}
+	}
+	var tl *tooLargeError
+	if errors.As(err, &tl) {
+		return nil, &errkind.InputError{Source: opts.Describe(name), Problem: tl.Error(), Err: err,
+			Hint: opts.Offer.or("--max-size", "pass --max-size BYTES to raise the limit", "split the spec into files referenced with $ref (each file has the limit)")}
+	}
+	return data, err
 }
 
 // Close releases the directory.

@@ -1,13 +1,17 @@
 package specfilter
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -23,7 +27,7 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 	// dome must not crash on a document kin-openapi cannot handle.
 	defer func() {
 		if r := recover(); r != nil {
-			kdoc, err = nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, r), Hint: "pass --no-validate to skip validation, and report the document to dome's maintainers"}
+			kdoc, err = nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, r), Hint: f.opts.Offer.or("--no-validate", "pass --no-validate to skip validation, and report the document to dome's maintainers", "report the document to dome's maintainers")}
 		}
 	}()
 	loader := openapi3.NewLoader()
@@ -33,7 +37,7 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 	}
 	kdoc, err = loader.LoadFromData(data)
 	if err != nil {
-		return nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
+		return nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: f.validateHint()}
 	}
 	errs, perr := validateKin(context.Background(), kdoc)
 	if perr != nil {
@@ -44,25 +48,150 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 	}
 	var lines []string
 	var first *errkind.InputError
+	var lastPlace string
 	for _, e := range errs {
-		at, msg := locate(e)
+		at, example, msg := locate(e)
+		at = f.refineExample(at, example)
+		var se *openapi3.SchemaError
+		if errors.As(e, &se) {
+			at = f.refineValue(at, se)
+		}
+		msg = brief(msg)
 		src, field := f.doc.location(at)
 		if field == "" {
 			field = "(document root)"
 		}
 		if v := f.doc.Root.Resolve(at); v != nil && v.Line > 0 {
-			field = fmt.Sprintf("line %d (%s)", v.Line, field)
+			field = fmt.Sprintf("line %d (%s)", v.Line, shortPointer(field))
 		}
+		place := src + ": " + field
 		if first == nil {
-			first = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %s", what, msg), Err: e, Hint: "fix the spec, or pass --no-validate for a knowingly broken one"}
+			first = &errkind.InputError{Source: src, Field: field, Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %s", what, msg), Err: e, Hint: f.validateHint()}
 		} else if len(lines) < maxReported {
-			lines = append(lines, fmt.Sprintf("%s: %s: %s", src, field, msg))
+			if place == lastPlace {
+				lines = append(lines, msg) // same place as the one before
+			} else {
+				lines = append(lines, place+": "+msg)
+			}
 		}
+		lastPlace = place
 	}
 	if n := len(errs) - 1; n > 0 {
 		first.Problem += fmt.Sprintf(" (and %d more: %s)", n, strings.Join(lines, "; "))
 	}
 	return nil, first
+}
+
+func (f *filter) validateHint() string {
+	return f.opts.Offer.or("--no-validate", "fix the spec, or pass --no-validate for a knowingly broken one", "fix the spec")
+}
+
+// refineValue finds the example below at whose value holds the value a
+// schema error is about: kin-openapi reports an invalid response example
+// at its operation, with the value and its path inside the example but not
+// where the example is. It returns the pointer to that value (or to the
+// closest enclosing value that matches), or at itself.
+func (f *filter) refineValue(at Pointer, se *openapi3.SchemaError) Pointer {
+	base := f.doc.Root.Resolve(at)
+	if base == nil || se.Value == nil {
+		return at
+	}
+	raw, err := json.Marshal(se.Value)
+	if err != nil {
+		return at
+	}
+	want, err := canonical.Transform(raw)
+	if err != nil {
+		return at
+	}
+	path := se.JSONPointer()
+	var found Pointer
+	try := func(ex *Value, p Pointer) {
+		for k := len(path); k >= 0 && found == nil; k-- {
+			t := ex.Resolve(Pointer(path[:k]))
+			if t == nil {
+				continue
+			}
+			if got, err := canonical.Transform(t.AppendJSON(nil)); err == nil && bytes.Equal(got, want) {
+				found = append(p, path[:k]...)
+			}
+			return // the deepest existing value decides
+		}
+	}
+	var find func(v *Value, p Pointer)
+	find = func(v *Value, p Pointer) {
+		if found != nil || v == nil || v.Kind != KindObject {
+			return
+		}
+		if ex := v.Get("example"); ex != nil {
+			try(ex, p.Child("example"))
+		}
+		for _, m := range v.Get("examples").membersOrNil() {
+			if val := m.Value.Get("value"); val != nil && found == nil {
+				try(val, p.Child("examples", m.Key, "value"))
+			}
+		}
+		for _, m := range v.Members {
+			if m.Key != "example" && m.Key != "examples" && m.Value.Kind == KindObject {
+				find(m.Value, append(p, m.Key))
+			}
+		}
+	}
+	find(base, append(Pointer{}, at...))
+	if found == nil {
+		return at
+	}
+	return found
+}
+
+// maxProblem bounds one validation problem in a message: kin-openapi's
+// schema errors carry the whole schema and value (35 KB on GitHub's spec).
+const maxProblem = 300
+
+// brief keeps the first line of a kin-openapi message (its "Schema:" and
+// "Value:" dumps go), at most maxProblem bytes, cut at a rune boundary.
+func brief(msg string) string {
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = strings.TrimSpace(msg[:i])
+	}
+	if len(msg) <= maxProblem {
+		return msg
+	}
+	cut := maxProblem
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + fmt.Sprintf("... (%d bytes more)", len(msg)-cut)
+}
+
+// refineExample finds the example named name below at (kin-openapi names
+// the example but not the response or media type it sits in): the first
+// examples/<name> in document order, or at itself.
+func (f *filter) refineExample(at Pointer, name string) Pointer {
+	if name == "" {
+		return at
+	}
+	var found Pointer
+	var find func(v *Value, p Pointer)
+	find = func(v *Value, p Pointer) {
+		if found != nil || v == nil || v.Kind != KindObject {
+			return
+		}
+		if ex := v.Get("examples"); ex.IsObject() && ex.Get(name) != nil {
+			found = p.Child("examples", name)
+			return
+		}
+		for _, m := range v.Members {
+			if m.Key != "example" && m.Key != "examples" {
+				find(m.Value, append(p, m.Key))
+			}
+		}
+	}
+	find(f.doc.Root.Resolve(at), append(Pointer{}, at...))
+	if found == nil {
+		return at
+	}
+	return found
 }
 
 // validateKin runs kin-openapi's validation on two cores: the component
@@ -125,19 +254,56 @@ func validateKin(ctx context.Context, kdoc *openapi3.T) ([]error, any) {
 	return append(r.errs, errs...), nil
 }
 
+// flatten splits kin-openapi's MultiErrors into single errors and keeps,
+// for each, the context wrappers above it (section, path, operation,
+// component, webhook, example...): errors.As on the whole chain would find
+// the first MultiError and drop them, and every problem would then sit at
+// the document root.
 func flatten(err error) []error {
 	if err == nil {
 		return nil
 	}
-	var me openapi3.MultiError
-	if errors.As(err, &me) {
+	switch x := err.(type) {
+	case openapi3.MultiError:
 		var out []error
-		for _, e := range me {
+		for _, e := range x {
 			out = append(out, flatten(e)...)
 		}
 		return out
+	case *openapi3.SectionValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.ComponentValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.PathValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.OperationValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.WebhookValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.MediaTypeExampleValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.ParameterExampleValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.ParameterFieldValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	case *openapi3.TagValidationError:
+		return rewrap(x.Cause, func(c error) error { y := *x; y.Cause = c; return &y })
+	}
+	var me openapi3.MultiError
+	if errors.As(err, &me) {
+		return flatten(me)
 	}
 	return []error{err}
+}
+
+// rewrap flattens cause and wraps each part again with wrap.
+func rewrap(cause error, wrap func(error) error) []error {
+	parts := flatten(cause)
+	out := make([]error, len(parts))
+	for i, p := range parts {
+		out[i] = wrap(p)
+	}
+	return out
 }
 
 // componentSections maps kin-openapi's singular component names to sections.
@@ -169,8 +335,7 @@ func componentSectionOf(singular string) string {
 
 // locate turns kin-openapi's context wrappers into a JSON pointer and
 // returns the message of the innermost error.
-func locate(err error) (Pointer, string) {
-	var at Pointer
+func locate(err error) (at Pointer, example, msg string) {
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		switch x := e.(type) {
 		case *openapi3.SectionValidationError:
@@ -189,9 +354,13 @@ func locate(err error) (Pointer, string) {
 				at = append(at, "webhooks")
 			}
 			at = append(at, x.Name)
+		case *openapi3.MediaTypeExampleValidationError:
+			example = x.ExampleName
+		case *openapi3.ParameterExampleValidationError:
+			example = x.ExampleName
 		default:
-			return at, e.Error()
+			return at, example, e.Error()
 		}
 	}
-	return at, err.Error()
+	return at, example, err.Error()
 }

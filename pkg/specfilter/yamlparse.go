@@ -5,18 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/big"
 	"strconv"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/yamlcore"
 	yaml "go.yaml.in/yaml/v3"
 )
 
 // ParseYAML parses one YAML document into a Value, converting it to the JSON
-// data model: scalars take their YAML 1.2 core-schema types, keys become
-// strings, merge keys (<<) are applied, and aliases are expanded within a
-// budget so that an alias bomb fails fast. Duplicate keys (after conversion:
+// data model: scalars take their YAML 1.2 core-schema types (010 is 10,
+// 1_000 a string; internal/yamlcore), keys become strings, and aliases are
+// expanded within a budget so that an alias bomb fails fast. Merge keys (<<),
+// floats out of a double's range (1e400), duplicate keys (after conversion:
 // 200 and '200' are the same key), non-scalar keys, NaN and infinities,
 // custom tags, several documents and nesting beyond the limit are errors that
 // name the line and the JSON pointer.
@@ -150,12 +150,11 @@ func (c *yamlConv) alias(n *yaml.Node, f func(*yaml.Node) (*Value, error)) (*Val
 func (c *yamlConv) mapping(n *yaml.Node) (*Value, error) {
 	v := &Value{Kind: KindObject, Line: int32(n.Line), Members: make([]Member, 0, len(n.Content)/2)}
 	var seen map[string]int32
-	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
-		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
-			merges = append(merges, vn)
-			continue
+		if yamlcore.IsMergeKey(kn) {
+			e := yamlcore.MergeKeyError()
+			return nil, &parseError{Line: kn.Line, Pointer: Pointer(c.path).String(), Problem: e.Problem, Hint: e.Hint}
 		}
 		key, err := c.key(kn)
 		if err != nil {
@@ -175,44 +174,7 @@ func (c *yamlConv) mapping(n *yaml.Node) (*Value, error) {
 		x.Line = int32(kn.Line)
 		v.Members = append(v.Members, Member{Key: key, Value: x})
 	}
-	// Merge keys: explicit keys win, then earlier sources.
-	for _, m := range merges {
-		if err := c.merge(v, m); err != nil {
-			return nil, err
-		}
-	}
 	return v, nil
-}
-
-func (c *yamlConv) merge(v *Value, m *yaml.Node) error {
-	var sources []*yaml.Node
-	switch {
-	case m.Kind == yaml.SequenceNode:
-		sources = m.Content
-	default:
-		sources = []*yaml.Node{m}
-	}
-	for _, s := range sources {
-		var src *Value
-		var err error
-		if s.Kind == yaml.AliasNode {
-			src, err = c.alias(s, c.convert)
-		} else {
-			src, err = c.convert(s)
-		}
-		if err != nil {
-			return err
-		}
-		if src.Kind != KindObject {
-			return c.errorf(s, "a merge key (<<) needs a mapping or a list of mappings")
-		}
-		for _, mem := range src.Members {
-			if v.Get(mem.Key) == nil {
-				v.Members = append(v.Members, mem)
-			}
-		}
-	}
-	return nil
 }
 
 func (c *yamlConv) key(n *yaml.Node) (string, error) {
@@ -228,80 +190,27 @@ func (c *yamlConv) key(n *yaml.Node) (string, error) {
 	return n.Value, nil
 }
 
+// scalar resolves a scalar by the YAML 1.2 core schema (internal/yamlcore).
 func (c *yamlConv) scalar(n *yaml.Node) (*Value, error) {
 	line := int32(n.Line)
-	switch tag := n.ShortTag(); tag {
-	case "!!null":
+	sc, err := yamlcore.Resolve(n)
+	if err != nil {
+		pe := &parseError{Line: n.Line, Pointer: Pointer(c.path).String(), Problem: err.Error()}
+		if ye, ok := err.(*yamlcore.Error); ok {
+			pe.Hint = ye.Hint
+		}
+		return nil, pe
+	}
+	switch sc.Kind {
+	case yamlcore.Null:
 		return &Value{Kind: KindNull, Line: line}, nil
-	case "!!bool":
-		b, err := strconv.ParseBool(strings.ToLower(n.Value))
-		if err != nil {
-			return nil, c.errorf(n, "invalid boolean %q", n.Value)
-		}
-		return &Value{Kind: KindBool, Bool: b, Line: line}, nil
-	case "!!int":
-		lit, err := yamlInt(n.Value)
-		if err != nil {
-			return nil, c.errorf(n, "invalid integer %q", n.Value)
-		}
-		if err := checkRange(lit); err != nil {
+	case yamlcore.Bool:
+		return &Value{Kind: KindBool, Bool: sc.Bool, Line: line}, nil
+	case yamlcore.Number:
+		if err := checkRange(sc.Text); err != nil {
 			return nil, c.errorf(n, "%v", err)
 		}
-		return &Value{Kind: KindNumber, Text: lit, Line: line}, nil
-	case "!!float":
-		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-		if err != nil {
-			switch strings.ToLower(strings.TrimLeft(n.Value, "+-")) {
-			case ".inf", ".nan":
-				return nil, c.errorf(n, "%s is not a JSON number", n.Value)
-			}
-			return nil, c.errorf(n, "invalid number %q", n.Value)
-		}
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, c.errorf(n, "%s is not a JSON number", n.Value)
-		}
-		return &Value{Kind: KindNumber, Text: floatLiteral(n.Value, f), Line: line}, nil
-	case "!!str", "!!timestamp", "!!binary":
-		return &Value{Kind: KindString, Text: n.Value, Line: line}, nil
-	default:
-		return nil, c.errorf(n, "unsupported YAML tag %s", tag)
+		return &Value{Kind: KindNumber, Text: sc.Text, Line: line}, nil
 	}
-}
-
-// yamlInt turns a YAML integer (decimal, 0x, 0o, 0b, with sign or
-// underscores) into a JSON integer literal.
-func yamlInt(s string) (string, error) {
-	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
-		return strconv.FormatInt(i, 10), nil
-	}
-	t := strings.ReplaceAll(s, "_", "")
-	neg := strings.HasPrefix(t, "-")
-	t = strings.TrimLeft(t, "+-")
-	var b big.Int
-	if _, ok := b.SetString(t, 0); !ok {
-		if strings.HasPrefix(t, "0") && len(t) > 1 && !strings.ContainsAny(t, "xXoObB") {
-			if _, ok := b.SetString(t, 8); ok { // YAML 1.1 octal
-				goto done
-			}
-		}
-		return "", fmt.Errorf("invalid integer")
-	}
-done:
-	if neg {
-		b.Neg(&b)
-	}
-	return b.String(), nil
-}
-
-// floatLiteral keeps a YAML float's text when it is already a JSON number.
-func floatLiteral(text string, f float64) string {
-	if isJSONNumber(text) {
-		return text
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-func isJSONNumber(s string) bool {
-	v, err := ParseJSON([]byte(s), Limits{})
-	return err == nil && v.Kind == KindNumber
+	return &Value{Kind: KindString, Text: sc.Text, Line: line}, nil
 }

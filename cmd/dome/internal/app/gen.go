@@ -9,22 +9,25 @@ import (
 	"github.com/dome-registry/dome/pkg/codegen"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/registry"
+	"github.com/dome-registry/dome/pkg/specfilter"
 	"github.com/urfave/cli/v2"
 )
 
 type genOptions struct {
-	Tool    string // tool@ref (single form)
-	Profile string // profile@ref, a profile id (at the tool's commit), or "" (the default profile)
-	All     bool
-	Ref     string // --all: the commit to generate from
-	Langs   []string
-	Out     string // absolute
-	OutArg  string // as given, for messages
-	Check   bool
-	Pinned  bool
-	Jobs    int
-	JSON    bool
-	Quiet   bool
+	Tool       string // tool@ref (single form)
+	Profile    string // profile@ref, a profile id (at the tool's commit), or "" (the default profile)
+	All        bool
+	Ref        string // --all: the commit to generate from
+	Langs      []string
+	Out        string // absolute
+	OutArg     string // as given, for messages
+	Check      bool
+	Pinned     bool
+	NoValidate bool
+	MaxSize    int64
+	Jobs       int
+	JSON       bool
+	Quiet      bool
 }
 
 func newGenCommand(env *Env) *cli.Command {
@@ -45,7 +48,9 @@ tool's default_profile is used. Clients are written all or nothing (staging fold
 then rename); files the previous manifest listed and the new one does not are removed;
 files no manifest lists are kept. --check writes nothing: it lists drifted, missing
 and stale files with unified diffs and names the input that changed (spec, profile,
-bundle, generators lock, toolchain), or that generated files were edited by hand.`,
+bundle, generators lock, toolchain), or that generated files were edited by hand.
+--no-validate skips kin-openapi validation of the filtered specs (a spec whose own
+examples fail validation); each manifest.json then records "spec_validation": "skipped".`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` (or a profile id at the tool's commit)"},
 			&cli.BoolFlag{Name: "all", Usage: "generate every tool x profile x language of the registry"},
@@ -55,11 +60,14 @@ bundle, generators lock, toolchain), or that generated files were edited by hand
 			&cli.BoolFlag{Name: "check", Usage: "regenerate in memory and compare with DIR; exit 1 on any drift; write nothing"},
 			&cli.BoolFlag{Name: "pinned", Usage: "accept only full SHAs and release tags for the tool, the profile and every bundle ref"},
 			&cli.IntFlag{Name: "jobs", Usage: "parallel generations (default: one per CPU)"},
+			&cli.BoolFlag{Name: "no-validate", Usage: "skip kin-openapi validation of the filtered specs (references are still checked); every manifest.json records spec_validation: skipped"},
+			maxSpecSizeFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			opts := genOptions{
 				Profile: c.String("profile"), All: c.Bool("all"), Ref: c.String("ref"), Out: c.String("out"),
 				Check: c.Bool("check"), Pinned: c.Bool("pinned"), Jobs: c.Int("jobs"),
+				NoValidate: c.Bool("no-validate"), MaxSize: c.Int64("max-size"),
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			}
 			if l := c.String("lang"); l != "" {
@@ -80,6 +88,8 @@ bundle, generators lock, toolchain), or that generated files were edited by hand
 				return usagef("--profile goes with <tool@ref>")
 			case c.NArg() == 1 && c.IsSet("ref"):
 				return usagef("--ref goes with --all; write the ref into <tool@ref>")
+			case opts.MaxSize <= 0:
+				return usagef("--max-size must be a positive number of bytes")
 			}
 			opts.Tool = c.Args().First()
 			opts.All = opts.Tool == ""
@@ -102,7 +112,8 @@ bundle, generators lock, toolchain), or that generated files were edited by hand
 }
 
 func runGen(ctx context.Context, env *Env, reg *registry.Registry, opts genOptions) error {
-	g := &codegen.Generator{Reg: reg, DomeVersion: Version, Pinned: opts.Pinned}
+	g := &codegen.Generator{Reg: reg, DomeVersion: Version, Pinned: opts.Pinned, NoValidate: opts.NoValidate,
+		Limits: specfilter.Limits{MaxBytes: opts.MaxSize}, Offer: specfilter.Flags{"--no-validate", "--max-size"}}
 	var jobs []codegen.Job
 	var skipped []codegen.Skipped
 	var scope *codegen.Scope

@@ -26,6 +26,15 @@ type specFilterOptions struct {
 	JSON    bool
 	Quiet   bool
 	Filter  specfilter.Options
+	Load    specfilter.LoadOptions
+}
+
+// specFilterOffer are the flags of spec filter that error hints may suggest.
+var specFilterOffer = specfilter.Flags{"--no-validate", "--allow-empty-selectors", "--max-size"}
+
+// maxSpecSizeFlag is --max-size of the commands that read a spec.
+func maxSpecSizeFlag() cli.Flag {
+	return &cli.Int64Flag{Name: "max-size", Value: specfilter.DefaultMaxBytes, Usage: "refuse spec files (and files they reference) larger than `BYTES`"}
 }
 
 func newSpecCommand(env *Env) *cli.Command {
@@ -66,6 +75,7 @@ matches /pets). A selector that matches nothing is an error.`,
 			&cli.BoolFlag{Name: "validate-input", Usage: "also validate the whole input spec, not only the part the profile keeps"},
 			&cli.BoolFlag{Name: "allow-empty-selectors", Usage: "accept selectors that match no operation"},
 			&cli.BoolFlag{Name: "pinned", Usage: "registry form: accept only full SHAs and release tags"},
+			maxSpecSizeFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			opts := specFilterOptions{
@@ -75,7 +85,12 @@ matches /pets). A selector that matches nothing is an error.`,
 				Filter: specfilter.Options{
 					Strict: c.Bool("strict"), NoValidate: c.Bool("no-validate"),
 					ValidateInput: c.Bool("validate-input"), AllowEmptySelectors: c.Bool("allow-empty-selectors"),
+					Offer: specFilterOffer,
 				},
+				Load: specfilter.LoadOptions{Limits: specfilter.Limits{MaxBytes: c.Int64("max-size")}, Offer: specFilterOffer},
+			}
+			if opts.Load.Limits.MaxBytes <= 0 {
+				return usagef("--max-size must be a positive number of bytes")
 			}
 			switch {
 			case opts.Spec != "" && c.NArg() > 0:
@@ -136,7 +151,9 @@ func runSpecFilterLocal(env *Env, opts specFilterOptions) error {
 		}
 		return prefix + "/" + name
 	}
-	doc, err := specfilter.Load(fr, filepath.ToSlash(rel), specfilter.LoadOptions{Describe: describe})
+	lo := opts.Load
+	lo.Describe = describe
+	doc, err := specfilter.Load(fr, filepath.ToSlash(rel), lo)
 	if err != nil {
 		return err
 	}
@@ -202,7 +219,9 @@ func runSpecFilterRegistry(ctx context.Context, env *Env, reg *registry.Registry
 		}
 	}
 	files := reg.Files(t)
-	doc, err := specfilter.Load(files, t.Tool.Spec, specfilter.LoadOptions{Describe: files.Describe})
+	lo := opts.Load
+	lo.Describe = files.Describe
+	doc, err := specfilter.Load(files, t.Tool.Spec, lo)
 	if err != nil {
 		return err
 	}
