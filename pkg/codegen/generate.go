@@ -200,7 +200,17 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 	if err != nil {
 		return nil, err
 	}
-	c, err := Render(RenderInput{ToolID: t.ToolID, ProfileID: pr.ProfileID, Bundle: b, SDKFlavor: flavor, Options: opts, Filtered: res})
+	profSrc := pr.Path + "@" + pr.Commit.Short()
+	prof, err := specfilter.ParseProfile(profSrc, pr.Data)
+	if err != nil {
+		return nil, err
+	}
+	profDigest, err := canonical.DigestJSON(pr.Data)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", pr.Path, err)
+	}
+	c, err := Render(RenderInput{ToolID: t.ToolID, ProfileID: pr.ProfileID, Bundle: b, SDKFlavor: flavor, Options: opts, Filtered: res,
+		Profile: prof, ProfileSource: profSrc, ProfileDigest: profDigest, GeneratorBundle: b.Resolution.Requested})
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +225,7 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 		LanguageTarget: lang, SDKFlavor: flavor, Options: opts,
 		NormalizationRulesVersion: NormalizationRulesVersion, FilteredSpecDigest: res.Digest,
 	}
-	if in.ProfileDigest, err = canonical.DigestJSON(pr.Data); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", pr.Path, err)
-	}
+	in.ProfileDigest = profDigest
 	for _, f := range doc.Files {
 		for _, e := range t.Files {
 			if e.Path == f {
@@ -238,6 +246,14 @@ type RenderInput struct {
 	SDKFlavor         string
 	Options           map[string]any
 	Filtered          *specfilter.Result
+	// Profile is the parsed profile the client enforces at run time
+	// (ProfileSource names it in messages); nil renders a client whose
+	// policy is the profile-less default (any host, any auth, no budgets).
+	Profile       *specfilter.Profile
+	ProfileSource string
+	ProfileDigest string
+	// GeneratorBundle is the bundle as the lock names it.
+	GeneratorBundle string
 }
 
 // Render runs a bundle over a filtered spec: the generated files and the
@@ -250,15 +266,34 @@ func Render(in RenderInput) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt, err := runtimeData(in, model)
+	if err != nil {
+		return nil, err
+	}
+	data := &TemplateData{ToolID: in.ToolID, ProfileID: in.ProfileID, Bundle: b.Spec.ID, Language: b.Spec.Language, SDKFlavor: in.SDKFlavor, Options: in.Options, Model: model, Runtime: rt}
 	var files []GeneratedFile
 	switch b.Spec.Engine {
 	case "oapi-codegen":
-		files, err = generateGo(b, in.Filtered, in.Options, in.ToolID)
+		if files, err = generateGo(b, in.Filtered, in.Options, in.ToolID); err != nil {
+			return nil, err
+		}
+		// The bundle's other outputs (the run-time layer) are templates.
+		more, err := renderTemplates(b, data, n)
+		if err != nil {
+			return nil, err
+		}
+		for i, f := range more {
+			if strings.HasSuffix(f.Path, ".go") {
+				if more[i].Data, err = formatGo(f.Path, f.Data); err != nil {
+					return nil, &errkind.InputError{Source: b.Source(templateOf(b, f.Path)), Problem: "the rendered Go does not parse: " + err.Error(), Hint: "fix the template", Err: err}
+				}
+			}
+		}
+		files = append(files, more...)
 	default:
-		files, err = renderTemplates(b, &TemplateData{ToolID: in.ToolID, ProfileID: in.ProfileID, Bundle: b.Spec.ID, Language: b.Spec.Language, SDKFlavor: in.SDKFlavor, Options: in.Options, Model: model}, n)
-	}
-	if err != nil {
-		return nil, err
+		if files, err = renderTemplates(b, data, n); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range files {
 		if err := checkOutputPath(f.Path); err != nil {
