@@ -32,6 +32,10 @@ type Client struct {
 	Index     *OperationsIndex
 	Bundle    *Bundle
 	Filtered  *specfilter.Result
+	// Policy is what the client enforces at run time; Model what it was
+	// rendered from.
+	Policy *Policy
+	Model  *Model
 }
 
 // Dir is the client's folder relative to the output directory:
@@ -307,7 +311,7 @@ func Render(in RenderInput) (*Client, error) {
 	}
 	files = append(files, GeneratedFile{Path: OperationsIndexFile, Data: ib})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return &Client{Language: b.Spec.Language, ToolID: in.ToolID, ProfileID: in.ProfileID, Files: files, Index: idx, Bundle: b, Filtered: in.Filtered}, nil
+	return &Client{Language: b.Spec.Language, ToolID: in.ToolID, ProfileID: in.ProfileID, Files: files, Index: idx, Bundle: b, Filtered: in.Filtered, Policy: rt.Policy, Model: model}, nil
 }
 
 // seal computes the outputs list and the manifest.

@@ -82,7 +82,7 @@ func setup(t *testing.T, tool, profile string) (*registry.Registry, *registry.To
 // a missing one fails the test instead of skipping its check.
 func toolchains(t *testing.T) contracttest.Options {
 	look := func(n string) string { p, _ := exec.LookPath(n); return p }
-	o := contracttest.Options{Go: look("go"), Python: look("python3"), CI: os.Getenv("CI") == "true", Env: os.Environ()}
+	o := contracttest.Options{Go: look("go"), Python: look("python3"), Node: look("node"), CI: os.Getenv("CI") == "true", Env: os.Environ()}
 	if p := filepath.Join(root(t), "contract-tests", "ts", "node_modules", ".bin", "tsc"); fileExists(p) {
 		o.TSC = p
 	} else if p := os.Getenv("DOME_TSC"); p != "" {

@@ -31,8 +31,9 @@ type HostError struct {
 
 func (e *HostError) Error() string { return fmt.Sprintf("%s: %s", Quote(e.Entry), e.Problem) }
 
-// CheckAllowHost validates one net.allow_hosts entry and returns it in its
-// canonical form (lower case).
+// CheckAllowHost validates one net.allow_hosts entry and returns it (an
+// entry has one spelling: upper case is refused with the lower-case form as
+// the hint, as a trailing dot is).
 func CheckAllowHost(entry string) (string, *HostError) {
 	bad := func(problem, hint string) (string, *HostError) {
 		return "", &HostError{Entry: entry, Problem: problem, Hint: hint}
@@ -95,6 +96,9 @@ func CheckAllowHost(entry string) (string, *HostError) {
 		return bad("ends with a dot", "list "+strings.TrimSuffix(e, "."))
 	}
 	low := strings.ToLower(e)
+	if low != e {
+		return bad("not in lower case", "list "+low)
+	}
 	labels := strings.Split(low, ".")
 	if last := labels[len(labels)-1]; last != "" && (isDigits(last) || strings.HasPrefix(last, "0x")) {
 		a, err := netip.ParseAddr(low)

@@ -140,6 +140,7 @@ func toolchains(env *Env, reg *registry.Registry) contracttest.Options {
 	opts := contracttest.Options{
 		Go:     find("DOME_GO", "go"),
 		Python: find("DOME_PYTHON", "python3"),
+		Node:   find("DOME_NODE", "node"),
 		TSC:    find("DOME_TSC", ""),
 		CI:     env.Getenv("CI") == "true" || env.Getenv("CI") == "1",
 		Env:    os.Environ(),
