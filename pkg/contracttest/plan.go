@@ -508,7 +508,7 @@ func (p *planner) build(cases []*Case) ([]*scenario, map[string]string) {
 	} {
 		s := load(mk(t.name, "loader", nil, probeStep()))
 		s.tamper, s.wantErr = t.tamper, t.code
-		s.sameMessage = t.tamper != "file" && t.tamper != "missing" && t.tamper != "manifest-digest" && t.tamper != "manifest-hash"
+		s.sameMessage = t.tamper != "file" && t.tamper != "missing" && t.tamper != "manifest-digest" && t.tamper != "manifest-hash" && t.tamper != "pin-hash"
 		switch t.tamper {
 		case "pin-tool":
 			s.Tool = p.manif.Inputs.ToolID + "@0000000"
