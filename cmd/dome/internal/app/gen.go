@@ -170,7 +170,24 @@ func compileClients(ctx context.Context, env *Env, reg *registry.Registry, opts 
 		}
 		return []contracttest.CompileResult{}, nil
 	}
-	res := contracttest.Compile(ctx, toolchains(env, reg), clients)
+	// A client folder that already holds these very bytes is not compiled again.
+	drifts, err := codegen.Check(opts.Out, clients, nil)
+	if err != nil {
+		return nil, err
+	}
+	same := map[string]bool{}
+	for _, d := range drifts {
+		if d.OK() {
+			same[d.Dir] = true
+		}
+	}
+	var changed []*codegen.Client
+	for _, c := range clients {
+		if !same[c.Dir()] {
+			changed = append(changed, c)
+		}
+	}
+	res := contracttest.Compile(ctx, toolchains(env, reg), changed)
 	var details []string
 	for _, r := range res {
 		switch r.Status {
@@ -334,6 +351,8 @@ func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []c
 	switch {
 	case opts.NoCompile:
 		fmt.Fprintln(env.Stdout, "not compiled (--no-compile)")
+	case len(compiled) == 0:
+		fmt.Fprintln(env.Stdout, "compiled: no client changed")
 	case len(not) > 0:
 		fmt.Fprintf(env.Stdout, "compiled: %s; NOT CHECKED: %s (toolchain missing, see above)\n", orDash(strings.Join(ok, ", ")), strings.Join(not, ", "))
 	default:
