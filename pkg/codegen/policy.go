@@ -30,12 +30,12 @@ type Policy struct {
 	ProfileID     string `json:"profile_id"`
 	// AllowHosts is nil when the profile sets no net.allow_hosts (any
 	// host); an empty list allows none.
-	AllowHosts      []string                  `json:"allow_hosts"`
-	AuthMode        string                    `json:"auth_mode"`
-	Budgets         PolicyBudgets             `json:"budgets"`
-	Client          PolicyClient              `json:"client"`
-	Servers         []string                  `json:"servers"`
-	SecuritySchemes map[string]PolicyScheme   `json:"security_schemes"`
+	AllowHosts      []string                   `json:"allow_hosts"`
+	AuthMode        string                     `json:"auth_mode"`
+	Budgets         PolicyBudgets              `json:"budgets"`
+	Client          PolicyClient               `json:"client"`
+	Servers         []string                   `json:"servers"`
+	SecuritySchemes map[string]PolicyScheme    `json:"security_schemes"`
 	Operations      map[string]PolicyOperation `json:"operations"`
 }
 
