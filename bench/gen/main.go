@@ -48,7 +48,9 @@ func main() {
 	copyTree("registry/tools", filepath.Join(ex, "registry/tools"))
 	copyTree("generators", filepath.Join(ex, "generators"))
 	gitInit(ex)
-	genAll := median(*runs, func(i int) { run(ex, d, "gen", "--all", "--no-compile", "--out", filepath.Join(w, fmt.Sprintf("ex-out-%d", i))) })
+	genAll := median(*runs, func(i int) {
+		run(ex, d, "gen", "--all", "--no-compile", "--out", filepath.Join(w, fmt.Sprintf("ex-out-%d", i)))
+	})
 	list := median(*runs, func(int) { run(ex, d, "registry", "list") })
 
 	fmt.Println("workload | dome | peer | ratio | floor")
