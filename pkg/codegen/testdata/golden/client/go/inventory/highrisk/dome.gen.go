@@ -46,7 +46,7 @@ const DomePolicyJSON = "{\"allow_hosts\":[\"auth.example.com\",\"inventory.examp
 const domeTaxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
 
 // domeIdentityJSON holds the manifest inputs this code was generated from.
-const domeIdentityJSON = "{\"bundle_tree\":\"67bffb9d367dad93d10fb2c4e43244e4b13bc53e\",\"filtered_spec_digest\":\"sha256:b3adc23678fe9c1cbeb0f035ec341600a67d194770c686067e2c83d99edd8f79\",\"generator_bundle\":\"go-oapi-codegen\",\"language_target\":\"go\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:fe6ad3c3de56af5cdeaef1db32433a854dd253954d6e3f8a61694cc71f2e9d01\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"go-client\",\"tool_id\":\"inventory\"}"
+const domeIdentityJSON = "{\"bundle_tree\":\"57f4a95a5599f7a2c26d99ffbb69118ba2fdab1e\",\"filtered_spec_digest\":\"sha256:b3adc23678fe9c1cbeb0f035ec341600a67d194770c686067e2c83d99edd8f79\",\"generator_bundle\":\"go-oapi-codegen\",\"language_target\":\"go\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:fe6ad3c3de56af5cdeaef1db32433a854dd253954d6e3f8a61694cc71f2e9d01\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"go-client\",\"tool_id\":\"inventory\"}"
 
 // domeOwnFiles are the files manifest.json must list, no more, no less.
 var domeOwnFiles = []string{"client.gen.go", "dome.gen.go", "operations.json"}
@@ -822,7 +822,7 @@ func domeSchemeList(pol *DomePolicy) string {
 // with the chosen alternative's: the layer owns those places.
 func (g *domeGuard) applyCredentials(req *http.Request, alt []string) {
 	for _, h := range g.ownHeaders {
-		req.Header.Del(h)
+		delete(req.Header, h) // canonical already
 	}
 	var q url.Values
 	if len(g.ownQuery) > 0 {
@@ -853,7 +853,7 @@ func (g *domeGuard) applyCredentials(req *http.Request, alt []string) {
 		case "apiKey":
 			switch s.In {
 			case "header":
-				req.Header.Set(s.Name, v)
+				req.Header[http.CanonicalHeaderKey(s.Name)] = []string{v}
 			case "query":
 				q.Set(s.Name, v)
 			case "cookie":
@@ -862,7 +862,7 @@ func (g *domeGuard) applyCredentials(req *http.Request, alt []string) {
 		case "http":
 			switch s.Scheme {
 			case "bearer":
-				req.Header.Set("Authorization", "Bearer "+v)
+				req.Header["Authorization"] = []string{"Bearer " + v}
 			case "basic":
 				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(v)))
 			default:

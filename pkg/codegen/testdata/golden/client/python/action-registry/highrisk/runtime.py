@@ -27,13 +27,14 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":[\"actions.example.com\"],\"auth_mode\":\"apiKey\",\"budgets\":{\"max_calls_by_family\":{\"publish\":20},\"max_wall_seconds\":30},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"publishActionVersion\":{\"families\":[\"publish\",\"publishActionVersion\"],\"method\":\"POST\",\"path\":\"/actions/{name}/versions/{version}\",\"security\":[[\"apiKey\"]]}},\"profile_id\":\"highrisk\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"apiKey\":{\"in\":\"header\",\"name\":\"X-API-Key\",\"type\":\"apiKey\"}},\"servers\":[\"http://127.0.0.1:8080\"],\"tool_id\":\"action-registry\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"39302f94bd964184f0ecffc182f24bdcca2dc718\",\"filtered_spec_digest\":\"sha256:e6b00cc8665f2264e2f36068d33147eb1959e1480e4097329a2bd03174ac37f7\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:be125f91b43048b37e1482406507c4c7254c2647e4238e0f1488682f2cf38050\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"action-registry\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"04dfb47cd51d9f027d8d34f3a277b2eb086c25bf\",\"filtered_spec_digest\":\"sha256:e6b00cc8665f2264e2f36068d33147eb1959e1480e4097329a2bd03174ac37f7\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:be125f91b43048b37e1482406507c4c7254c2647e4238e0f1488682f2cf38050\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"action-registry\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
 POLICY: Dict[str, Any] = json.loads(POLICY_JSON)
 _TAXONOMY: Dict[str, Any] = json.loads(_TAXONOMY_JSON)
 _IDEMPOTENT = frozenset(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
+_ALLOWED = frozenset(POLICY["allow_hosts"] or [])
 
 
 class DomeError(Exception):
@@ -325,6 +326,12 @@ class ToolClient:
             elif s["type"] in ("http", "oauth2", "openIdConnect"):
                 self._own_headers.add("authorization")
         self.base_url = base.rstrip("/")
+        self._base_host = host
+        self._base_prefix = self.base_url + "/"
+        # Per operation, what does not change between calls: the method, the
+        # retries, the budgeted families, the auth decision (credentials and
+        # mode are fixed when the client is made).
+        self._plans: Dict[str, Any] = {}
         self._headers = dict(headers or {})
         self._transport = transport if transport is not None else StdlibTransport()
         self._clock = clock if clock is not None else time.monotonic
@@ -344,7 +351,7 @@ class ToolClient:
 
     def _check_host(self, subject: str, host: str) -> None:
         allow = POLICY["allow_hosts"]
-        if allow is None or host in allow:
+        if allow is None or host in _ALLOWED:
             return
         allowed = ", ".join(allow) if allow else "none"
         raise DomeError(
@@ -387,25 +394,41 @@ class ToolClient:
             operation=op_id,
         )
 
-    def _admit(self, op_id: str, op: Mapping[str, Any]) -> List[str]:
+    def _plan(self, op_id: str) -> Tuple[Any, ...]:
+        plan = self._plans.get(op_id)
+        if plan is None:
+            op = POLICY["operations"].get(op_id)
+            if op is None:
+                raise DomeError("unknown_operation", op_id + ": no operation of this client has this id")
+            budget = POLICY["budgets"]["max_calls_by_family"]
+            try:
+                auth: Any = self._choose_auth(op_id, op)
+            except DomeError as e:
+                auth = e
+            retries = POLICY["client"]["max_retries"] if op["method"] in _IDEMPOTENT else 0
+            plan = (op["method"], retries, [(f, budget[f]) for f in op["families"] if f in budget], auth)
+            self._plans[op_id] = plan
+        return plan
+
+    def _admit(self, op_id: str, plan: Tuple[Any, ...]) -> List[str]:
         rem = self._remaining()
         if rem is not None and rem <= 0:
             raise self._wall_error(op_id)
-        alt = self._choose_auth(op_id, op)
-        budget = POLICY["budgets"]["max_calls_by_family"]
-        with self._lock:
-            for f in op["families"]:
-                lim = budget.get(f)
-                if lim is not None and self._used.get(f, 0) >= lim:
-                    raise DomeError(
-                        "budget_exceeded",
-                        "%s: family %s has used its %d calls (budgets.max_calls_by_family of profile %s)" % (op_id, quote(f), lim, POLICY["profile_id"]),
-                        operation=op_id,
-                    )
-            for f in op["families"]:
-                if f in budget:
+        auth = plan[3]
+        if isinstance(auth, DomeError):
+            raise DomeError(auth.code, auth.detail, operation=op_id)
+        if plan[2]:
+            with self._lock:
+                for f, lim in plan[2]:
+                    if self._used.get(f, 0) >= lim:
+                        raise DomeError(
+                            "budget_exceeded",
+                            "%s: family %s has used its %d calls (budgets.max_calls_by_family of profile %s)" % (op_id, quote(f), lim, POLICY["profile_id"]),
+                            operation=op_id,
+                        )
+                for f, _ in plan[2]:
                     self._used[f] = self._used.get(f, 0) + 1
-        return alt
+        return auth
 
     def send(
         self,
@@ -418,9 +441,7 @@ class ToolClient:
         body: Any = None,
     ) -> ApiResponse:
         """Sends one call of an operation through the policy's checks (the operation functions call it)."""
-        op = POLICY["operations"].get(op_id)
-        if op is None:
-            raise DomeError("unknown_operation", op_id + ": no operation of this client has this id")
+        plan = self._plan(op_id)
         params: List[Tuple[str, str]] = []
         for k, v in query.items():
             if v is None or k in self._own_query:
@@ -428,25 +449,25 @@ class ToolClient:
             for x in v if isinstance(v, (list, tuple)) else [v]:
                 params.append((k, _scalar(x)))
         target = self.base_url + path
-        try:
-            host = host_of_url(target)
-        except ValueError as e:
-            raise DomeError("host_not_allowed", op_id + ": " + str(e), operation=op_id) from None
+        if target.startswith(self._base_prefix):
+            host = self._base_host  # read when the client was made
+        else:
+            try:
+                host = host_of_url(target)
+            except ValueError as e:
+                raise DomeError("host_not_allowed", op_id + ": " + str(e), operation=op_id) from None
         self._check_host(op_id, host)
-        alt = self._admit(op_id, op)
+        alt = self._admit(op_id, plan)
         hdrs: Dict[str, str] = {}
-
-        def put(k: str, v: str) -> None:
-            if k.lower() not in self._own_headers and k.lower() != "cookie":
-                hdrs[k] = v
-
+        own = self._own_headers
         for k, v in self._headers.items():
-            put(k, v)
+            if k.lower() not in own and k.lower() != "cookie":
+                hdrs[k] = v
         for k, v in headers.items():
-            if v is not None:
-                put(k, _scalar(v))
+            if v is not None and k.lower() not in own and k.lower() != "cookie":
+                hdrs[k] = _scalar(v)
         cookies: List[str] = []
-        passed = self._headers.get("Cookie", self._headers.get("cookie"))
+        passed = self._headers.get("Cookie", self._headers.get("cookie")) if self._headers else None
         if passed is not None:
             for c in passed.split(";"):
                 name = c.split("=")[0].strip()
@@ -481,8 +502,7 @@ class ToolClient:
             else:
                 payload = body if isinstance(body, bytes) else str(body).encode()
         url = target + ("?" + urlencode(params) if params else "")
-        method = op["method"]
-        retries = POLICY["client"]["max_retries"] if method in _IDEMPOTENT else 0
+        method, retries = plan[0], plan[1]
         attempt = 0
         while True:
             timeout = POLICY["client"]["timeout_ms"] / 1000.0

@@ -8,7 +8,7 @@
 /** The policy this client enforces (canonical JSON). */
 export const policyJSON: string = "{\"allow_hosts\":[\"auth.example.com\",\"inventory.example.com\"],\"auth_mode\":\"any\",\"budgets\":{\"max_calls_by_family\":{},\"max_wall_seconds\":300},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"createItem\":{\"families\":[\"createItem\",\"items\"],\"method\":\"POST\",\"path\":\"/items\",\"security\":[[\"apiKey\"]]},\"getItem\":{\"families\":[\"getItem\",\"items\"],\"method\":\"GET\",\"path\":\"/items/{sku}\",\"security\":[[\"apiKey\"]]},\"getStockLevel\":{\"families\":[\"getStockLevel\",\"stock\"],\"method\":\"GET\",\"path\":\"/stock/{warehouseId}/{sku}\",\"security\":[[\"apiKey\"]]},\"listItems\":{\"families\":[\"items\",\"listItems\"],\"method\":\"GET\",\"path\":\"/items\",\"security\":[[\"apiKey\"]]},\"listWarehouses\":{\"families\":[\"listWarehouses\",\"warehouses\"],\"method\":\"GET\",\"path\":\"/warehouses\",\"security\":[[\"apiKey\"]]},\"recordMovement\":{\"families\":[\"recordMovement\",\"stock\"],\"method\":\"POST\",\"path\":\"/stock/movements\",\"security\":[[\"oauth2\"]]},\"reindexStock\":{\"families\":[\"admin\",\"reindexStock\"],\"method\":\"POST\",\"path\":\"/admin/reindex\",\"security\":[[\"oauth2\"]]},\"retireItem\":{\"families\":[\"admin\",\"items\",\"retireItem\"],\"method\":\"DELETE\",\"path\":\"/items/{sku}\",\"security\":[[\"oauth2\"]]},\"upsertWarehouse\":{\"families\":[\"admin\",\"upsertWarehouse\",\"warehouses\"],\"method\":\"PUT\",\"path\":\"/warehouses/{warehouseId}\",\"security\":[[\"oauth2\"]]}},\"profile_id\":\"default\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"apiKey\":{\"in\":\"header\",\"name\":\"X-Inventory-Key\",\"type\":\"apiKey\"},\"oauth2\":{\"type\":\"oauth2\"}},\"servers\":[\"https://inventory.example.com/v1\"],\"tool_id\":\"inventory\"}";
 const taxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}";
-const identityJSON = "{\"bundle_tree\":\"42a9f8aa99c879f35044d8bc741c2cbc4c29276a\",\"filtered_spec_digest\":\"sha256:581c9c3c5246c3fd1ef0f271ef379bb6760a34dd2272fc76b7964dc56aa843b6\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:f32debbd5e0926c25f7d49ae24805f3cdcb4a82dccf94bea3001a0a9868093a6\",\"profile_id\":\"default\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"inventory\"}";
+const identityJSON = "{\"bundle_tree\":\"6ea24bcc61ed699cb6a8cbc489372b6d1aef5f92\",\"filtered_spec_digest\":\"sha256:581c9c3c5246c3fd1ef0f271ef379bb6760a34dd2272fc76b7964dc56aa843b6\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:f32debbd5e0926c25f7d49ae24805f3cdcb4a82dccf94bea3001a0a9868093a6\",\"profile_id\":\"default\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"inventory\"}";
 /** The files manifest.json must list, no more, no less. */
 const ownFiles: readonly string[] = ["client.ts", "index.ts", "models.ts", "operations.json", "runtime.ts", ];
 
@@ -215,6 +215,8 @@ const idempotent = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
 export class ToolClient {
   readonly policy: Policy = policy;
   readonly baseUrl: string;
+  private readonly baseHost: string;
+  private readonly plans: Map<string, { op: PolicyOperation; retries: number; budgeted: [string, number][]; auth: string[] | DomeError }> = new Map();
   private readonly creds: Record<string, string> = {};
   private readonly headers: Record<string, string>;
   private readonly doFetch: typeof fetch;
@@ -256,6 +258,7 @@ export class ToolClient {
       else if (s.type === "http" || s.type === "oauth2" || s.type === "openIdConnect") this.ownHeaders.add("authorization");
     }
     this.baseUrl = base.replace(/\/+$/, "");
+    this.baseHost = host;
     this.headers = { ...(cfg.headers ?? {}) };
     this.doFetch = cfg.fetch ?? ((input, init) => fetch(input, init));
     this.clock = cfg.clock ?? (() => Date.now());
@@ -302,19 +305,37 @@ export class ToolClient {
     throw new DomeError("auth_not_allowed", id + ": auth.mode " + quote(policy.auth_mode) + " of profile " + policy.profile_id + " allows none of the operation's security alternatives (" + alts + ")", { operation: id });
   }
 
-  private admit(id: string, op: PolicyOperation): string[] {
+  // plan holds, per operation, what does not change between calls (credentials and mode are fixed).
+  private plan(id: string) {
+    let p = this.plans.get(id);
+    if (p === undefined) {
+      const op = policy.operations[id];
+      if (op === undefined) throw new DomeError("unknown_operation", id + ": no operation of this client has this id");
+      let auth: string[] | DomeError;
+      try {
+        auth = this.chooseAuth(id, op);
+      } catch (e) {
+        auth = e as DomeError;
+      }
+      const budget = policy.budgets.max_calls_by_family;
+      const budgeted: [string, number][] = op.families.filter((f) => budget[f] !== undefined).map((f) => [f, budget[f]]);
+      p = { op, retries: idempotent.has(op.method) ? policy.client.max_retries : 0, budgeted, auth };
+      this.plans.set(id, p);
+    }
+    return p;
+  }
+
+  private admit(id: string, auth: string[] | DomeError, budgeted: [string, number][]): string[] {
     const rem = this.remaining();
     if (rem !== null && rem <= 0) throw this.wallError(id);
-    const alt = this.chooseAuth(id, op);
-    const budget = policy.budgets.max_calls_by_family;
-    for (const f of op.families) {
-      const lim = budget[f];
-      if (lim !== undefined && (this.used[f] ?? 0) >= lim) {
+    if (auth instanceof DomeError) throw new DomeError(auth.code, auth.detail, { operation: id });
+    for (const [f, lim] of budgeted) {
+      if ((this.used[f] ?? 0) >= lim) {
         throw new DomeError("budget_exceeded", id + ": family " + quote(f) + " has used its " + lim + " calls (budgets.max_calls_by_family of profile " + policy.profile_id + ")", { operation: id });
       }
     }
-    for (const f of op.families) if (budget[f] !== undefined) this.used[f] = (this.used[f] ?? 0) + 1;
-    return alt;
+    for (const [f] of budgeted) this.used[f] = (this.used[f] ?? 0) + 1;
+    return auth;
   }
 
   /** Sends one call of an operation through the policy's checks (the operation functions call it). */
@@ -325,23 +346,25 @@ export class ToolClient {
     headers: Record<string, Scalar | null | undefined>,
     body?: { contentType: string; json: boolean; value: unknown },
   ): Promise<ApiResponse<T>> {
-    const op = policy.operations[id];
-    if (op === undefined) throw new DomeError("unknown_operation", id + ": no operation of this client has this id");
+    const plan = this.plan(id);
+    const op = plan.op;
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) {
       if (v === undefined || v === null || this.ownQuery.has(k)) continue;
       const values: ReadonlyArray<Scalar> = Array.isArray(v) ? (v as ReadonlyArray<Scalar>) : [v as Scalar];
       for (const x of values) params.append(k, String(x));
     }
-    let host: string;
+    let host = this.baseHost; // read when the client was made
     const target = this.baseUrl + path;
-    try {
-      host = hostOfUrl(target);
-    } catch (e) {
-      throw new DomeError("host_not_allowed", id + ": " + (e as Error).message, { operation: id });
+    if (!path.startsWith("/")) {
+      try {
+        host = hostOfUrl(target);
+      } catch (e) {
+        throw new DomeError("host_not_allowed", id + ": " + (e as Error).message, { operation: id });
+      }
     }
     this.checkHost(id, host);
-    const alt = this.admit(id, op);
+    const alt = this.admit(id, plan.auth, plan.budgeted);
     const h: Record<string, string> = {};
     const put = (k: string, v: string) => {
       if (!this.ownHeaders.has(k.toLowerCase()) && k.toLowerCase() !== "cookie") h[k] = v;
@@ -380,7 +403,7 @@ export class ToolClient {
     const qs = params.toString();
     const url = target + (qs === "" ? "" : "?" + qs);
     const method = op.method;
-    const retries = idempotent.has(method) ? policy.client.max_retries : 0;
+    const retries = plan.retries;
     for (let attempt = 0; ; attempt++) {
       let timeout = policy.client.timeout_ms;
       const rem = this.remaining();
