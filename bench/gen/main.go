@@ -48,7 +48,9 @@ func main() {
 	copyTree("registry/tools", filepath.Join(ex, "registry/tools"))
 	copyTree("generators", filepath.Join(ex, "generators"))
 	gitInit(ex)
-	genAll := median(*runs, func(i int) { run(ex, d, "gen", "--all", "--out", filepath.Join(w, fmt.Sprintf("ex-out-%d", i))) })
+	genAll := median(*runs, func(i int) {
+		run(ex, d, "gen", "--all", "--no-compile", "--out", filepath.Join(w, fmt.Sprintf("ex-out-%d", i)))
+	})
 	list := median(*runs, func(int) { run(ex, d, "registry", "list") })
 
 	fmt.Println("workload | dome | peer | ratio | floor")
@@ -85,7 +87,7 @@ func main() {
 	version := strings.TrimSpace(run(".", peer, "-version"))
 
 	pipeline := median(*runs, func(i int) {
-		run(st, d, "gen", "stripe@HEAD", "--profile", "p10@HEAD", "--lang", "go", "--out", filepath.Join(w, fmt.Sprintf("st-out-%d", i)))
+		run(st, d, "gen", "stripe@HEAD", "--profile", "p10@HEAD", "--lang", "go", "--no-compile", "--out", filepath.Join(w, fmt.Sprintf("st-out-%d", i)))
 	})
 	bare := median(*runs, func(i int) {
 		run(w, peer, "-generate", "types,client", "-package", "stripe", "-o", filepath.Join(w, fmt.Sprintf("peer-%d.go", i)), filtered)

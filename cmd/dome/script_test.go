@@ -43,6 +43,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	_, gitErr := exec.LookPath("git")
 	_, goErr := exec.LookPath("go")
 	_, pyErr := exec.LookPath("python3")
+	_, nodeErr := exec.LookPath("node")
 	// Contract tests build generated Go clients: share this machine's Go
 	// caches with the scripts (their HOME is a fresh folder).
 	goEnv := map[string]string{}
@@ -149,8 +150,8 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				return goErr == nil, nil
 			case "python3":
 				return pyErr == nil, nil
-			case "tsc":
-				return tsc != "", nil
+			case "tsc": // the compiler and node, which runs the TypeScript clients
+				return tsc != "" && nodeErr == nil, nil
 			case "postgres":
 				// PostgreSQL server binaries, or a server in $DOME_PGTEST_URL.
 				if os.Getenv(pgtest.EnvURL) != "" {

@@ -193,8 +193,24 @@ func LoadBundle(reg *registry.Registry, res *registry.BundleResolution) (*Bundle
 		if b.Spec.Language != "go" {
 			return nil, &errkind.InputError{Source: src, Field: "/language", Problem: "the oapi-codegen engine generates Go only"}
 		}
-		if len(b.Spec.Outputs) != 1 {
-			return nil, &errkind.InputError{Source: src, Field: "/outputs", Problem: "the oapi-codegen engine writes exactly one file"}
+		engineOutputs := 0
+		for i, o := range b.Spec.Outputs {
+			if o.Template == "" {
+				engineOutputs++
+				if i != 0 {
+					return nil, &errkind.InputError{Source: src, Field: fmt.Sprintf("/outputs/%d", i), Problem: "the file oapi-codegen writes (the output without a template) must be the first output"}
+				}
+			} else if _, err := b.File(o.Template); err != nil {
+				return nil, err
+			}
+		}
+		if engineOutputs != 1 {
+			return nil, &errkind.InputError{Source: src, Field: "/outputs", Problem: "the oapi-codegen engine writes exactly one file: the first output, without a template; the others are templates"}
+		}
+		for _, p := range b.Spec.Partials {
+			if _, err := b.File(p); err != nil {
+				return nil, err
+			}
 		}
 		for _, p := range b.Spec.TemplateOverrides {
 			if _, err := b.File(p); err != nil {

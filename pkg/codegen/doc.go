@@ -9,7 +9,10 @@
 // input by ref and hash, the toolchain and each output's sha256, with no
 // timestamps. It writes clients all or nothing (staging folder, then
 // rename), removes stale files using the previous manifest, and checks
-// drift (unified diffs via go-diff, and which input changed). It refuses
+// drift (unified diffs via go-diff, and which input changed). Every
+// client also gets a run-time layer rendered from the bundle's templates
+// with the client's Policy (profile + filtered spec), the error Taxonomy and
+// the identity its loader checks manifest.json against. It refuses
 // operations without an operationId, names that collide after mangling,
 // and output paths that leave the client folder. Manifests are hashed as
 // RFC 8785 canonical JSON (https://www.rfc-editor.org/rfc/rfc8785).

@@ -32,6 +32,10 @@ type Client struct {
 	Index     *OperationsIndex
 	Bundle    *Bundle
 	Filtered  *specfilter.Result
+	// Policy is what the client enforces at run time; Model what it was
+	// rendered from.
+	Policy *Policy
+	Model  *Model
 
 	specValidation string // Manifest.SpecValidation
 }
@@ -210,7 +214,19 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 	if err != nil {
 		return nil, err
 	}
-	c, err := Render(RenderInput{ToolID: t.ToolID, ProfileID: pr.ProfileID, Bundle: b, SDKFlavor: flavor, Options: opts, Filtered: res})
+	profSrc := pr.Path + "@" + pr.Commit.Short()
+	prof, err := specfilter.ParseProfile(profSrc, pr.Data)
+	if err != nil {
+		return nil, err
+	}
+	profDigest, err := canonical.DigestJSON(pr.Data)
+	if err != nil {
+		// ParseProfile already refused what RFC 8785 cannot read; this is
+		// bad input all the same, never an internal failure.
+		return nil, &errkind.InputError{Source: profSrc, Problem: err.Error(), Err: err, Hint: "write the profile as valid UTF-8 JSON"}
+	}
+	c, err := Render(RenderInput{ToolID: t.ToolID, ProfileID: pr.ProfileID, Bundle: b, SDKFlavor: flavor, Options: opts, Filtered: res,
+		Profile: prof, ProfileSource: profSrc, ProfileDigest: profDigest, GeneratorBundle: b.Resolution.Requested})
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +241,7 @@ func (g *Generator) Generate(ctx context.Context, t *registry.ToolResolution, pr
 		LanguageTarget: lang, SDKFlavor: flavor, Options: opts,
 		NormalizationRulesVersion: NormalizationRulesVersion, FilteredSpecDigest: res.Digest,
 	}
-	if in.ProfileDigest, err = canonical.DigestJSON(pr.Data); err != nil {
-		// ParseProfile (through Filter) already refused what RFC 8785 cannot
-		// read; this is bad input all the same, never an internal failure.
-		return nil, &errkind.InputError{Source: pr.Path + "@" + pr.Commit.Short(), Problem: err.Error(), Err: err, Hint: "write the profile as valid UTF-8 JSON"}
-	}
+	in.ProfileDigest = profDigest
 	for _, f := range doc.Files {
 		for _, e := range t.Files {
 			if e.Path == f {
@@ -253,6 +265,14 @@ type RenderInput struct {
 	SDKFlavor         string
 	Options           map[string]any
 	Filtered          *specfilter.Result
+	// Profile is the parsed profile the client enforces at run time
+	// (ProfileSource names it in messages); nil renders a client whose
+	// policy is the profile-less default (any host, any auth, no budgets).
+	Profile       *specfilter.Profile
+	ProfileSource string
+	ProfileDigest string
+	// GeneratorBundle is the bundle as the lock names it.
+	GeneratorBundle string
 }
 
 // Render runs a bundle over a filtered spec: the generated files and the
@@ -265,15 +285,34 @@ func Render(in RenderInput) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt, err := runtimeData(in, model)
+	if err != nil {
+		return nil, err
+	}
+	data := &TemplateData{ToolID: in.ToolID, ProfileID: in.ProfileID, Bundle: b.Spec.ID, Language: b.Spec.Language, SDKFlavor: in.SDKFlavor, Options: in.Options, Model: model, Runtime: rt}
 	var files []GeneratedFile
 	switch b.Spec.Engine {
 	case "oapi-codegen":
-		files, err = generateGo(b, in.Filtered, in.Options, in.ToolID)
+		if files, err = generateGo(b, in.Filtered, in.Options, in.ToolID); err != nil {
+			return nil, err
+		}
+		// The bundle's other outputs (the run-time layer) are templates.
+		more, err := renderTemplates(b, data, n)
+		if err != nil {
+			return nil, err
+		}
+		for i, f := range more {
+			if strings.HasSuffix(f.Path, ".go") {
+				if more[i].Data, err = formatGo(f.Path, f.Data); err != nil {
+					return nil, &errkind.InputError{Source: b.Source(templateOf(b, f.Path)), Problem: "the rendered Go does not parse: " + err.Error(), Hint: "fix the template", Err: err}
+				}
+			}
+		}
+		files = append(files, more...)
 	default:
-		files, err = renderTemplates(b, &TemplateData{ToolID: in.ToolID, ProfileID: in.ProfileID, Bundle: b.Spec.ID, Language: b.Spec.Language, SDKFlavor: in.SDKFlavor, Options: in.Options, Model: model}, n)
-	}
-	if err != nil {
-		return nil, err
+		if files, err = renderTemplates(b, data, n); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range files {
 		if err := checkOutputPath(f.Path); err != nil {
@@ -287,7 +326,7 @@ func Render(in RenderInput) (*Client, error) {
 	}
 	files = append(files, GeneratedFile{Path: OperationsIndexFile, Data: ib})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return &Client{Language: b.Spec.Language, ToolID: in.ToolID, ProfileID: in.ProfileID, Files: files, Index: idx, Bundle: b, Filtered: in.Filtered}, nil
+	return &Client{Language: b.Spec.Language, ToolID: in.ToolID, ProfileID: in.ProfileID, Files: files, Index: idx, Bundle: b, Filtered: in.Filtered, Policy: rt.Policy, Model: model}, nil
 }
 
 // seal computes the outputs list and the manifest.

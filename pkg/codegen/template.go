@@ -26,6 +26,7 @@ type TemplateData struct {
 	SDKFlavor string
 	Options   map[string]any
 	Model     *Model
+	Runtime   *RuntimeData
 }
 
 // funcs are the functions templates may call. They depend on nothing but
@@ -133,6 +134,9 @@ func renderTemplates(b *Bundle, data *TemplateData, n Namer) ([]GeneratedFile, e
 	}
 	var out []GeneratedFile
 	for _, o := range b.Spec.Outputs {
+		if o.Template == "" {
+			continue // the engine writes it
+		}
 		src, err := b.File(o.Template)
 		if err != nil {
 			return nil, err

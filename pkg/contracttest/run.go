@@ -18,11 +18,12 @@ import (
 
 // Options says which toolchains to use and how to treat missing ones.
 type Options struct {
-	// Go, TSC and Python are the commands to run ("" skips that check).
+	// Go, TSC, Node and Python are the commands to run ("" skips the
+	// checks that need it).
 	// The caller finds them (PATH, the repository's contract-tests/ts
 	// folder); a check whose command is empty is skipped, or fails when
 	// CI is set.
-	Go, TSC, Python string
+	Go, TSC, Node, Python string
 	// CI makes a missing toolchain a failure instead of a skip.
 	CI bool
 	// Env is the environment of the toolchain commands.
@@ -62,6 +63,8 @@ type Report struct {
 	ProfileID string        `json:"profile_id"`
 	Cases     []CaseResult  `json:"cases"`
 	Checks    []CheckResult `json:"checks"`
+	// Notes say what could not be tested and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // OK reports whether nothing failed.
@@ -116,35 +119,8 @@ func Run(ctx context.Context, opts Options, toolID, profileID string, filtered *
 	}
 	for _, c := range clients {
 		rep.Checks = append(rep.Checks, equivalence(c, filtered))
-		switch c.Language {
-		case "go":
-			chk := CheckResult{Name: "go build + golden requests (" + fmt.Sprint(len(kept)) + " cases)", Language: "go"}
-			if opts.Go == "" {
-				chk.Status, chk.Problems = missing(opts, "go", "the Go toolchain (go) is not on PATH")
-			} else {
-				problems, err := runGo(ctx, opts, c, spec, kept)
-				if err != nil {
-					chk.Status, chk.Problems = Fail, []string{err.Error()}
-				} else {
-					chk.Status = Pass
-					for _, k := range kept {
-						if p := problems[k.Name]; len(p) > 0 {
-							cr := byName[k.Name]
-							cr.Status = Fail
-							cr.Problems = append(cr.Problems, p...)
-							chk.Status = Fail
-							chk.Problems = append(chk.Problems, k.Name+": "+strings.Join(p, "; "))
-						}
-					}
-				}
-			}
-			rep.Checks = append(rep.Checks, chk)
-		case "ts":
-			rep.Checks = append(rep.Checks, compileCheck(ctx, opts, c, "ts", "tsc --noEmit", opts.TSC, "the TypeScript compiler is not installed (npm ci --prefix contract-tests/ts, or set DOME_TSC)"))
-		case "python":
-			rep.Checks = append(rep.Checks, compileCheck(ctx, opts, c, "python", "python3 -m py_compile", opts.Python, "python3 is not on PATH"))
-		}
 	}
+	runSDKs(ctx, opts, rep, spec, cases, kept, clients)
 	return rep, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/netpolicy"
 	"github.com/dome-registry/dome/pkg/schemaval"
 )
 
@@ -34,6 +35,7 @@ type Profile struct {
 	Net             *Net         `json:"net,omitempty"`
 	IO              *IO          `json:"io,omitempty"`
 	Budgets         *Budgets     `json:"budgets,omitempty"`
+	Client          *Client      `json:"client,omitempty"`
 	Determinism     *Determinism `json:"determinism,omitempty"`
 	Servers         []Server     `json:"servers,omitempty"`
 	StripExtensions []string     `json:"strip_extensions,omitempty"`
@@ -72,6 +74,14 @@ type IO struct {
 type Budgets struct {
 	MaxCallsByFamily map[string]int `json:"max_calls_by_family,omitempty"`
 	MaxWallSeconds   *int           `json:"max_wall_seconds,omitempty"`
+}
+
+// Client says how generated clients send requests (defaults: 30 s per
+// attempt, no retries, 100 ms backoff).
+type Client struct {
+	TimeoutMS      *int `json:"timeout_ms,omitempty"`
+	MaxRetries     *int `json:"max_retries,omitempty"`
+	RetryBackoffMS *int `json:"retry_backoff_ms,omitempty"`
 }
 
 // Determinism pins the inputs of a run.
@@ -153,6 +163,15 @@ func ParseProfile(name string, data []byte) (*Profile, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(p); err != nil {
 		return nil, &errkind.InputError{Source: name, Problem: err.Error(), Err: err}
+	}
+	if p.Net != nil {
+		for i, h := range p.Net.AllowHosts {
+			norm, herr := netpolicy.CheckAllowHost(h)
+			if herr != nil {
+				return nil, &errkind.InputError{Source: name, Field: fmt.Sprintf("/net/allow_hosts/%d", i), Problem: herr.Error(), Hint: herr.Hint}
+			}
+			p.Net.AllowHosts[i] = norm
+		}
 	}
 	base := name[strings.LastIndexByte(name, '/')+1:]
 	if id, ok := strings.CutSuffix(base, ".profile.json"); ok && id != p.ID {

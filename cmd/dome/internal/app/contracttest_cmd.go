@@ -27,15 +27,19 @@ func newContractTestCommand(env *Env) *cli.Command {
 		Description: `For the tool's contract-tests/cases/*.json at the pinned commit:
   (a) each case's request and response are validated against the filtered spec
       (kin-openapi openapi3filter; credentials must be present);
-  (b) cases whose operation the profile excludes are reported as excluded;
-  (c) the generated Go client is built in a temporary module and run against an
-      in-process mock server serving the golden responses: the request it sends
-      must equal the golden request, its typed response the golden body;
-  (d) the TypeScript client is type-checked (tsc --noEmit) and the Python client
-      byte-compiled (python3 -m py_compile);
+  (b) cases whose operation the profile excludes (selectors, or an auth.mode that
+      allows none of its security alternatives) are reported as excluded;
+  (c) every generated client (Go, TypeScript under node, Python) is built and run
+      through its loader against an in-process mock server: the golden cases (the
+      request sent must equal the golden request, the typed response the golden
+      body), the enforcement scenarios (hosts, budgets, wall time, auth mode),
+      every HTTP status of the error taxonomy, retries, a dropped connection, the
+      loader's refusals of tampered copies, and the allow_hosts and URL vectors;
+  (d) the languages' outcomes must be the same, codes and messages;
 and each client's operations index must equal the filtered spec's operations.
-Toolchains: go and python3 from PATH (DOME_GO, DOME_PYTHON override), tsc from
-DOME_TSC, else contract-tests/ts/node_modules/.bin/tsc of the repository, else PATH.
+Toolchains: go, node and python3 from PATH (DOME_GO, DOME_NODE, DOME_PYTHON
+override), tsc from DOME_TSC, else contract-tests/ts/node_modules/.bin/tsc of the
+repository, else PATH.
 A missing toolchain is a loud skip, and a failure when CI=true.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` (or a profile id at the tool's commit); default: the tool's default_profile"},
@@ -140,6 +144,7 @@ func toolchains(env *Env, reg *registry.Registry) contracttest.Options {
 	opts := contracttest.Options{
 		Go:     find("DOME_GO", "go"),
 		Python: find("DOME_PYTHON", "python3"),
+		Node:   find("DOME_NODE", "node"),
 		TSC:    find("DOME_TSC", ""),
 		CI:     env.Getenv("CI") == "true" || env.Getenv("CI") == "1",
 		Env:    os.Environ(),

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/codegen"
+	"github.com/dome-registry/dome/pkg/contracttest"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/specfilter"
@@ -28,6 +29,8 @@ type genOptions struct {
 	Jobs       int
 	JSON       bool
 	Quiet      bool
+	// NoCompile skips compiling the generated clients before writing them.
+	NoCompile bool
 }
 
 func newGenCommand(env *Env) *cli.Command {
@@ -62,11 +65,12 @@ examples fail validation); each manifest.json then records "spec_validation": "s
 			&cli.IntFlag{Name: "jobs", Usage: "parallel generations (default: one per CPU)"},
 			&cli.BoolFlag{Name: "no-validate", Usage: "skip kin-openapi validation of the filtered specs (references are still checked); every manifest.json records spec_validation: skipped"},
 			maxSpecSizeFlag(),
+			&cli.BoolFlag{Name: "no-compile", Usage: "write the clients without compiling them first (gen says so)"},
 		),
 		Action: func(c *cli.Context) error {
 			opts := genOptions{
 				Profile: c.String("profile"), All: c.Bool("all"), Ref: c.String("ref"), Out: c.String("out"),
-				Check: c.Bool("check"), Pinned: c.Bool("pinned"), Jobs: c.Int("jobs"),
+				Check: c.Bool("check"), Pinned: c.Bool("pinned"), Jobs: c.Int("jobs"), NoCompile: c.Bool("no-compile"),
 				NoValidate: c.Bool("no-validate"), MaxSize: c.Int64("max-size"),
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			}
@@ -153,11 +157,62 @@ func runGen(ctx context.Context, env *Env, reg *registry.Registry, opts genOptio
 	if opts.Check {
 		return reportCheck(env, opts, clients, scope)
 	}
+	compiled, err := compileClients(ctx, env, reg, opts, clients)
+	if err != nil {
+		return err
+	}
 	results, err := codegen.Write(opts.Out, clients, scope)
 	if err != nil {
 		return err
 	}
-	return reportGen(env, opts, clients, results, skipped)
+	return reportGen(env, opts, clients, results, skipped, compiled)
+}
+
+// compileClients compiles every generated client before anything is
+// written (go build, tsc --noEmit, python3 -m compileall + import): a client
+// that does not compile is a failed check and nothing is written. A language
+// whose toolchain is missing is reported as not checked, on stderr too.
+func compileClients(ctx context.Context, env *Env, reg *registry.Registry, opts genOptions, clients []*codegen.Client) ([]contracttest.CompileResult, error) {
+	if opts.NoCompile {
+		if !opts.Quiet && !opts.JSON {
+			fmt.Fprintln(env.Stderr, "dome: WARNING: the clients were not compiled (--no-compile)")
+		}
+		return []contracttest.CompileResult{}, nil
+	}
+	// A client folder that already holds these very bytes is not compiled again.
+	drifts, err := codegen.Check(opts.Out, clients, nil)
+	if err != nil {
+		return nil, err
+	}
+	same := map[string]bool{}
+	for _, d := range drifts {
+		if d.OK() {
+			same[d.Dir] = true
+		}
+	}
+	var changed []*codegen.Client
+	for _, c := range clients {
+		if !same[c.Dir()] {
+			changed = append(changed, c)
+		}
+	}
+	res := contracttest.Compile(ctx, toolchains(env, reg), changed)
+	var details []string
+	for _, r := range res {
+		switch r.Status {
+		case contracttest.Fail:
+			details = append(details, fmt.Sprintf("%s (%s, %d clients):", r.Language, r.Command, r.Clients))
+			for _, p := range r.Problems {
+				details = append(details, "  "+strings.ReplaceAll(p, "\n", "\n  "))
+			}
+		case contracttest.Skip:
+			fmt.Fprintf(env.Stderr, "dome: WARNING: NOT CHECKED: the %s clients were not compiled: %s\n", r.Language, strings.Join(r.Problems, "; "))
+		}
+	}
+	if len(details) > 0 {
+		return nil, &errkind.CheckError{Problem: "generated clients do not compile; nothing was written:", Details: details, Hint: "the bundle's templates produce invalid code for this spec: fix the template (or report it); --no-compile writes the clients anyway"}
+	}
+	return res, nil
 }
 
 // planOne lists the jobs of the single form: one tool, one profile, its languages.
@@ -232,7 +287,7 @@ type genResult struct {
 	Kept               []string `json:"kept_files,omitempty"`
 }
 
-func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []codegen.WriteResult, skipped []codegen.Skipped) error {
+func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []codegen.WriteResult, skipped []codegen.Skipped, compiled []contracttest.CompileResult) error {
 	byDir := map[string]*codegen.Client{}
 	for _, c := range clients {
 		byDir[c.Dir()] = c
@@ -255,10 +310,11 @@ func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []c
 			skipped = []codegen.Skipped{}
 		}
 		return writeJSON(env.Stdout, struct {
-			Out     string            `json:"out"`
-			Clients []genResult       `json:"clients"`
-			Skipped []codegen.Skipped `json:"skipped"`
-		}{opts.OutArg, rows, skipped})
+			Out      string                       `json:"out"`
+			Clients  []genResult                  `json:"clients"`
+			Skipped  []codegen.Skipped            `json:"skipped"`
+			Compiled []contracttest.CompileResult `json:"compiled"`
+		}{opts.OutArg, rows, skipped, compiled})
 	}
 	if opts.Quiet {
 		return nil
@@ -293,6 +349,24 @@ func reportGen(env *Env, opts genOptions, clients []*codegen.Client, results []c
 		fmt.Fprintf(env.Stdout, "skipped %s: %s\n", s.ToolID, s.Reason)
 	}
 	fmt.Fprintf(env.Stdout, "%d written, %d unchanged, %d removed in %s\n", written, unchanged, removed, opts.OutArg)
+	var ok, not []string
+	for _, r := range compiled {
+		if r.Status == contracttest.Pass {
+			ok = append(ok, fmt.Sprintf("%s %d", r.Language, r.Clients))
+		} else {
+			not = append(not, r.Language)
+		}
+	}
+	switch {
+	case opts.NoCompile:
+		fmt.Fprintln(env.Stdout, "not compiled (--no-compile)")
+	case len(compiled) == 0:
+		fmt.Fprintln(env.Stdout, "compiled: no client changed")
+	case len(not) > 0:
+		fmt.Fprintf(env.Stdout, "compiled: %s; NOT CHECKED: %s (toolchain missing, see above)\n", orDash(strings.Join(ok, ", ")), strings.Join(not, ", "))
+	default:
+		fmt.Fprintf(env.Stdout, "compiled: %s\n", strings.Join(ok, ", "))
+	}
 	return nil
 }
 
