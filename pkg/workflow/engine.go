@@ -444,7 +444,9 @@ func (e *Engine) endgame(wave string, rank, candidates int) []Decision {
 	}
 	var running []int
 	for i := range e.nodes {
-		if e.nodes[i].status == StatusRunning && e.liveCount(i) < 1+eg.MaxDuplicates {
+		// A node whose failed attempts reached the limit starts nothing
+		// more: it fails when its last running attempt fails.
+		if rt := &e.nodes[i]; rt.status == StatusRunning && e.liveCount(i) < 1+eg.MaxDuplicates && rt.failures < e.p.MaxAttempts {
 			running = append(running, i)
 		}
 	}

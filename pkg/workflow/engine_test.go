@@ -262,7 +262,7 @@ func TestReport_RetryThenSkipDependents(t *testing.T) {
 	if s.log[2].NodeExecutionID == s.log[0].NodeExecutionID || !strings.Contains(s.log[2].Reason, "attempt 2 of 2 after timeout") {
 		t.Fatalf("retry decision %+v", s.log[2])
 	}
-	if !strings.Contains(s.log[3].Reason, "dependency_failed: a (attempts spent (2 of 2): timeout)") {
+	if !strings.Contains(s.log[3].Reason, "dependency_failed: a (2 failed attempt(s), max_attempts 2: timeout)") {
 		t.Fatalf("skip reason %q", s.log[3].Reason)
 	}
 	sum := s.e.Summary()
@@ -706,5 +706,21 @@ func TestHalt_CancelsAndSkips(t *testing.T) {
 	}
 	if len(s.e.Halt("again")) != 0 {
 		t.Fatal("a second halt decided something")
+	}
+}
+
+// TestEndgame_DuplicatesBoundedByAttempts: a node whose every attempt fails
+// gets at most max_attempts + max_duplicates attempts, then fails.
+func TestEndgame_DuplicatesBoundedByAttempts(t *testing.T) {
+	g := mustBuild(t, Spec{Nodes: nodes("only")})
+	p := policy(3)
+	p.MaxAttempts = 2
+	p.Endgame = Endgame{Remaining: 2, MaxDuplicates: 1}
+	s := newSim(t, g, p, func(Decision) Outcome { return Outcome{Status: OutcomeFailed, Reason: "exit_nonzero"} }).run()
+	if got := s.actions(); got != "dispatch only, duplicate only#2, duplicate only#3" {
+		t.Fatalf("got %s", got)
+	}
+	if st, reason, _ := s.e.NodeStatus("only"); st != StatusFailed || reason != "3 failed attempt(s), max_attempts 2: exit_nonzero" {
+		t.Fatalf("%s %q", st, reason)
 	}
 }

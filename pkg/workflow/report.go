@@ -99,7 +99,7 @@ func (e *Engine) Report(execID string, o Outcome) ([]Decision, error) {
 			e.makeReady(i)
 			return nil, nil
 		}
-		return e.fail(i, fmt.Sprintf("attempts spent (%d of %d): %s", rt.failures, e.p.MaxAttempts, reason)), nil
+		return e.fail(i, fmt.Sprintf("%d failed attempt(s), max_attempts %d: %s", rt.failures, e.p.MaxAttempts, reason)), nil
 	}
 }
 
