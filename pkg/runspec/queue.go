@@ -122,6 +122,10 @@ func ParseQueue(source string, data []byte) (*Queue, *workflow.Graph, error) {
 			Hint: "split the work into several runs"}
 	}
 	if err := compileQueue().Validate(source, data); err != nil {
+		var ie *errkind.InputError
+		if errors.As(err, &ie) && namesMethods(ie.Field) {
+			ie.Hint = "a task declares required_capabilities, never methods: the resolver (policy/resolver_spec.json) maps capabilities to methods when a grant is made"
+		}
 		return nil, nil, err
 	}
 	var raw struct {
@@ -308,4 +312,19 @@ func (q *Queue) Task(id string) (*Task, bool) {
 		}
 	}
 	return nil, false
+}
+
+// namesMethods reports whether a schema error's field is a task trying to
+// name methods or operations.
+func namesMethods(field string) bool {
+	rest, ok := strings.CutPrefix(field, "/tasks/")
+	if !ok {
+		return false
+	}
+	_, name, ok := strings.Cut(rest, "/")
+	switch name {
+	case "methods", "allowed_methods", "operations", "operation_ids", "tools":
+		return ok
+	}
+	return false
 }

@@ -60,15 +60,29 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	if s.prlimit == "" {
 		s.prlimit = "/usr/bin/prlimit"
 	}
-	if s.parent == "" {
-		s.parent = os.TempDir()
-	}
 	if os.Geteuid() == 0 {
 		s.uid, s.gid = 65534, 65534
 		if opt.UID > 0 {
 			s.uid, s.gid = opt.UID, opt.GID
 		}
 		s.cred = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}}
+	}
+	if s.parent == "" {
+		s.parent = os.TempDir()
+		if s.cred != nil && !traversable(s.parent) {
+			// bwrap runs as the sandbox user and must reach the scratch
+			// folder by its path; a private TMPDIR is not reachable.
+			for _, p := range []string{"/tmp", "/var/tmp"} {
+				if traversable(p) {
+					s.parent = p
+					break
+				}
+			}
+		}
+	}
+	if s.cred != nil && !traversable(s.parent) {
+		return nil, &UnavailableError{Code: "scratch_unreachable", Detail: fmt.Sprintf("the sandbox user %d cannot reach the scratch folder %s", s.uid, s.parent),
+			Hint: "make every folder above it traversable by others (chmod o+x), or choose another folder"}
 	}
 	if fi, err := os.Stat(s.prlimit); err != nil || !fi.Mode().IsRegular() || !strings.HasPrefix(s.prlimit, "/usr/") {
 		return nil, &UnavailableError{Code: "prlimit_missing", Detail: s.prlimit + " is missing (or outside /usr, which is what the sandbox sees)",
@@ -145,6 +159,10 @@ func (s *Sandbox) probe(ctx context.Context) error {
 		}
 	}
 	low := strings.ToLower(detail)
+	if strings.Contains(low, "can't find source path") {
+		return &UnavailableError{Code: "scratch_unreachable", Detail: fmt.Sprintf("bwrap (as uid %d) cannot reach the scratch folder: %s", s.uid, detail),
+			Hint: "make every folder above the scratch folder traversable by others (chmod o+x), or choose another folder"}
+	}
 	if strings.Contains(low, "namespace") || strings.Contains(low, "uid map") || strings.Contains(low, "operation not permitted") ||
 		strings.Contains(low, "permission denied") {
 		return &UnavailableError{Code: "userns_unavailable", Detail: fmt.Sprintf("bwrap cannot create its namespaces (as uid %d): %s", s.uid, detail),
@@ -414,4 +432,22 @@ func signalName(s syscall.Signal) string {
 		return n
 	}
 	return "signal " + strconv.Itoa(int(s))
+}
+
+// traversable reports whether every folder from / down to dir (dir
+// included) lets others through (o+x), as a different user needs.
+func traversable(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == "/" {
+			return true
+		}
+	}
 }

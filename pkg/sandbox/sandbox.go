@@ -101,7 +101,7 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 
 // UnavailableError says why the sandbox cannot run and what to do.
 type UnavailableError struct {
-	Code   string // bwrap_missing, userns_unavailable, prlimit_missing, probe_failed
+	Code   string // bwrap_missing, userns_unavailable, prlimit_missing, scratch_unreachable, probe_failed, unsupported_os
 	Detail string
 	Hint   string
 }

@@ -479,3 +479,13 @@ func (e *Engine) liveCount(i int) int {
 	}
 	return n
 }
+
+// Score returns node id's current scores and tie-break values (what a
+// dispatch of it now would record).
+func (e *Engine) Score(id string) (Scores, TieBreak, bool) {
+	i, ok := e.g.Index(id)
+	if !ok {
+		return Scores{}, TieBreak{}, false
+	}
+	return *e.scores(i), *e.tieBreak(i), true
+}

@@ -203,9 +203,9 @@ func Build(spec Spec) (*Graph, error) {
 		add(Problem{Code: ProblemLoopInSequential, Node: -1, Dep: -1, LoopIdx: 0, GroupIdx: -1, Nodes: spec.Loops[0].Nodes,
 			Message: "a sequential workflow cannot declare loops"})
 	}
-	if len(probs) == 0 {
-		probs = append(probs, g.condense(spec.Loops)...)
-	}
+	// Cycles are found over the edges that resolved, so that one run of
+	// validation reports them beside any unknown or duplicate ids.
+	probs = append(probs, g.condense(spec.Loops)...)
 	if len(probs) > 0 {
 		sortProblems(probs)
 		return nil, &IntegrityError{Problems: probs}

@@ -123,6 +123,8 @@ func commands(env *Env) []*cli.Command {
 		newContractCommand(env),
 		newActionCommand(env),
 		newStackCommand(env),
+		newRunCommand(env),
+		newSandboxCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
