@@ -128,28 +128,32 @@ func ParseQueue(source string, data []byte) (*Queue, *workflow.Graph, error) {
 		}
 		return nil, nil, err
 	}
-	var raw struct {
+	// One decoding pass: the queue with its tasks kept raw, then each task
+	// from its own bytes (which its digest is taken over).
+	var top struct {
+		Queue
 		Tasks []json.RawMessage `json:"tasks"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, nil, &errkind.InputError{Source: source, Problem: "not valid JSON: " + err.Error()}
-	}
-	var q Queue
-	if err := json.Unmarshal(data, &q); err != nil {
+	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, &errkind.InputError{Source: source, Problem: err.Error()}
+	}
+	q := top.Queue
+	q.Tasks = make([]Task, len(top.Tasks))
+	for i, raw := range top.Tasks {
+		if err := json.Unmarshal(raw, &q.Tasks[i]); err != nil {
+			return nil, nil, &errkind.InputError{Source: source, Field: fmt.Sprintf("/tasks/%d", i), Problem: err.Error()}
+		}
+		d, err := canonical.DigestJSON(raw)
+		if err != nil {
+			return nil, nil, &errkind.InputError{Source: source, Field: fmt.Sprintf("/tasks/%d", i), Problem: err.Error()}
+		}
+		q.Tasks[i].Digest = d
 	}
 	canon, err := canonical.Transform(data)
 	if err != nil {
 		return nil, nil, &errkind.InputError{Source: source, Problem: err.Error()}
 	}
 	q.digest = canonical.Digest(canon)
-	for i := range q.Tasks {
-		d, err := canonical.DigestJSON(raw.Tasks[i])
-		if err != nil {
-			return nil, nil, &errkind.InputError{Source: source, Field: fmt.Sprintf("/tasks/%d", i), Problem: err.Error()}
-		}
-		q.Tasks[i].Digest = d
-	}
 	if err := q.checkIDs(source); err != nil {
 		return nil, nil, err
 	}

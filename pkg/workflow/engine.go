@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // DecisionKind is the artifact kind of a SchedulingDecision.
@@ -121,9 +122,17 @@ type nodeRT struct {
 
 type classRT struct {
 	name      string
-	ready     readyHeap
 	succeeded int
 	failed    int
+}
+
+// bucket holds the ready nodes of one class that need the same scarce
+// keys: within it, the order by static score and tie-breaks is the order by
+// priority, and either its keys have room or none of its nodes fits, so a
+// scheduling call looks at one node per bucket however many wait.
+type bucket struct {
+	keys  []string
+	ready readyHeap
 }
 
 type execRef struct{ node, idx int }
@@ -143,6 +152,8 @@ type Engine struct {
 	scarce   [][]string // needs that Policy.Capacity bounds, sorted
 	classOf  []int
 	classes  []*classRT // sorted by name
+	bucketOf []int
+	buckets  []*bucket // in order of first node
 	held     map[string]int
 	live     int
 	execs    map[string]execRef
@@ -169,7 +180,7 @@ func NewEngine(g *Graph, p Policy, opt Options) (*Engine, error) {
 func newEngine(g *Graph, p Policy, opt Options) *Engine {
 	n := g.Len()
 	e := &Engine{g: g, p: p, opt: opt, nodes: make([]nodeRT, n), unmet: make([]int, n), static: make([]int, n),
-		rarity: make([]int, n), scarce: make([][]string, n), classOf: make([]int, n), held: map[string]int{},
+		rarity: make([]int, n), scarce: make([][]string, n), classOf: make([]int, n), bucketOf: make([]int, n), held: map[string]int{},
 		execs: map[string]execRef{}, loopIter: make([]int, len(g.loops)), open: n}
 	for i := range e.loopIter {
 		e.loopIter[i] = 1
@@ -186,8 +197,9 @@ func newEngine(g *Graph, p Policy, opt Options) *Engine {
 	idx := map[string]int{}
 	for i, k := range sorted {
 		idx[k] = i
-		e.classes = append(e.classes, &classRT{name: k, ready: readyHeap{e: e}})
+		e.classes = append(e.classes, &classRT{name: k})
 	}
+	bucketIdx := map[string]int{}
 	for i := 0; i < n; i++ {
 		nd := g.nodes[i]
 		e.nodes[i].status = StatusPending
@@ -200,6 +212,14 @@ func newEngine(g *Graph, p Policy, opt Options) *Engine {
 			}
 		}
 		sort.Strings(e.scarce[i])
+		key := nd.Class + "\x00" + strings.Join(e.scarce[i], "\x00")
+		b, ok := bucketIdx[key]
+		if !ok {
+			b = len(e.buckets)
+			bucketIdx[key] = b
+			e.buckets = append(e.buckets, &bucket{keys: e.scarce[i], ready: readyHeap{e: e}})
+		}
+		e.bucketOf[i] = b
 		e.static[i] = p.Weights.Critical*g.critical[i]*1000/max(1, g.maxCrit) +
 			p.Weights.Blocking*permille(g.desc[i], g.maxDesc) + p.Weights.Rarity*e.rarity[i] - p.Weights.Risk*nd.Risk
 	}
@@ -287,29 +307,30 @@ func (e *Engine) makeReady(i int) {
 	e.nodes[i].status = StatusReady
 	if !e.nodes[i].inHeap {
 		e.nodes[i].inHeap = true
-		heap.Push(&e.classes[e.classOf[i]].ready, i)
+		heap.Push(&e.buckets[e.bucketOf[i]].ready, i)
 	}
 }
 
 func (e *Engine) readyCount() int {
 	n := 0
-	for _, c := range e.classes {
-		n += c.ready.Len()
+	for _, b := range e.buckets {
+		n += b.ready.Len()
 	}
 	return n
 }
 
-// popBest removes and returns the best ready node over all classes.
+// popBest removes and returns the best ready node that fits the
+// capacities, over all buckets.
 func (e *Engine) popBest() (int, bool) {
 	best := -1
-	var from *classRT
-	for _, c := range e.classes {
-		if c.ready.Len() == 0 {
+	var from *bucket
+	for _, b := range e.buckets {
+		if b.ready.Len() == 0 || !e.keysFit(b.keys) {
 			continue
 		}
-		top := c.ready.nodes[0]
+		top := b.ready.nodes[0]
 		if best < 0 || e.better(top, best) {
-			best, from = top, c
+			best, from = top, b
 		}
 	}
 	if best < 0 {
@@ -320,8 +341,10 @@ func (e *Engine) popBest() (int, bool) {
 	return best, true
 }
 
-func (e *Engine) fits(i int) bool {
-	for _, k := range e.scarce[i] {
+func (e *Engine) fits(i int) bool { return e.keysFit(e.scarce[i]) }
+
+func (e *Engine) keysFit(keys []string) bool {
+	for _, k := range keys {
 		if e.held[k] >= e.p.Capacity[k] {
 			return false
 		}
@@ -397,15 +420,10 @@ func (e *Engine) Next(wave string) []Decision {
 	}
 	var out []Decision
 	candidates := e.readyCount()
-	var blocked []int
 	for e.live < e.p.MaxConcurrency {
 		i, ok := e.popBest()
 		if !ok {
 			break
-		}
-		if !e.fits(i) {
-			blocked = append(blocked, i)
-			continue
 		}
 		action, reason := ActDispatch, "ready: every dependency succeeded"
 		if e.nodes[i].retry {
@@ -420,9 +438,6 @@ func (e *Engine) Next(wave string) []Decision {
 		d := e.start(i, action, wave, reason, false)
 		d.Rank, d.Candidates = len(out)+1, candidates
 		out = append(out, d)
-	}
-	for _, i := range blocked {
-		e.makeReady(i)
 	}
 	return append(out, e.endgame(wave, len(out), candidates)...)
 }

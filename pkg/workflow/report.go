@@ -201,7 +201,7 @@ func (e *Engine) finishNode(i int, s Status, reason string, output json.RawMessa
 }
 
 func (e *Engine) removeReady(i int) {
-	h := &e.classes[e.classOf[i]].ready
+	h := &e.buckets[e.bucketOf[i]].ready
 	for k, x := range h.nodes {
 		if x == i {
 			heap.Remove(h, k)
