@@ -11,7 +11,7 @@
 //	          "dome run plan" on a 10,000-task queue file, end to end.
 //	dispatch: one sandboxed worker ("true") per dispatch: sandbox.Run on a
 //	          prepared scratch folder (bwrap with the same namespaces and
-//	          mounts, prlimit, pipes, the wall-time watch) against the bare
+//	          mounts, the limits, pipes, the wall-time watch) against the bare
 //	          "bwrap ... true" with the same arguments (the floor), runs
 //	          interleaved, medians; and a dispatch with its scratch folder
 //	          made and filled from git objects (a 50-file tree) and removed.
@@ -337,13 +337,13 @@ func dispatch(work string, n int) {
 	dm, fm, full := median(domeT), median(floorT), median(fullT)
 	row(fmt.Sprintf("sandboxed dispatch of \"true\" (median of %d; floor: bare bwrap true)", n), dm, fm)
 	row("  with its scratch made from git objects (50 files) and removed", full, fm)
-	fmt.Printf("  bwrap %s, sandbox user uid %d; target: dispatch at most 1.5x the floor\n", sb.Version(), uidOf(sb))
+	fmt.Printf("  bwrap %s, sandbox user uid %d, limits by %s; target: dispatch at most 1.5x the floor\n", sb.Version(), uidOf(sb), sb.LimitsBy())
 }
 
 func uidOf(sb *sandbox.Sandbox) int { u, _ := sb.User(); return u }
 
-// bareArgs is what sandbox.Run gives bwrap for "true", minus the limits
-// (prlimit), the info fd and the environment: the same namespaces and
+// bareArgs is what sandbox.Run gives bwrap for "true", minus the limits,
+// the info and block fds and the environment: the same namespaces and
 // mounts.
 func bareArgs(scratch string) []string {
 	a := []string{"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",

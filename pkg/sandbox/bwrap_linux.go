@@ -20,8 +20,10 @@ import (
 type Options struct {
 	// Bwrap is the bwrap executable; "" looks "bwrap" up in PATH.
 	Bwrap string
-	// Prlimit is prlimit(1) as seen inside the sandbox (the host's /usr is
-	// bound there); "" means /usr/bin/prlimit.
+	// Prlimit is prlimit(1) as the sandbox sees it (the host's /usr is
+	// bound there); "" means /usr/bin/prlimit. It is used only where dome
+	// may not set a sandbox's limits itself (root without
+	// CAP_SYS_RESOURCE, as in many containers).
 	Prlimit string
 	// ScratchParent is where scratch folders are made; "" means the
 	// system's temporary folder. It must be reachable by the sandbox user.
@@ -29,6 +31,9 @@ type Options struct {
 	// UID and GID run the sandbox when dome runs as root (default 65534,
 	// "nobody"); ignored otherwise: the sandbox runs as the calling user.
 	UID, GID int
+	// insideLimits makes the sandbox set limits with prlimit(1) even where
+	// dome could set them itself (tests cover both ways with it).
+	insideLimits bool
 	// ReadOnly are more host paths bound read-only at the same place (a
 	// toolchain under /opt, say). /usr, and /bin, /sbin and /lib* as the
 	// host has them, are always bound.
@@ -39,16 +44,22 @@ type Options struct {
 // each Run is its own set of namespaces.
 type Sandbox struct {
 	bwrap, prlimit, version, parent string
-	cred                            *syscall.Credential // nil: run as the caller
-	uid, gid                        int
-	baseArgs                        []string
+	// inside: limits are set by prlimit(1) in the sandbox before the
+	// command, instead of by dome with prlimit(2) on the held sandbox.
+	inside   bool
+	cred     *syscall.Credential // nil: run as the caller
+	uid, gid int
+	baseArgs []string
 }
 
-// New finds bwrap and prlimit and runs a probe sandbox, so that a machine
+// New finds bwrap and runs a probe sandbox, so that a machine
 // where the sandbox cannot work is refused before any work starts, with an
 // *UnavailableError that says what to install or change.
 func New(ctx context.Context, opt Options) (*Sandbox, error) {
-	s := &Sandbox{bwrap: opt.Bwrap, prlimit: opt.Prlimit, parent: opt.ScratchParent, uid: os.Getuid(), gid: os.Getgid()}
+	s := &Sandbox{bwrap: opt.Bwrap, prlimit: opt.Prlimit, parent: opt.ScratchParent, uid: os.Getuid(), gid: os.Getgid(), inside: opt.insideLimits}
+	if s.prlimit == "" {
+		s.prlimit = "/usr/bin/prlimit"
+	}
 	if s.bwrap == "" {
 		p, err := exec.LookPath("bwrap")
 		if err != nil {
@@ -56,9 +67,6 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 				Hint: "install the Debian package bubblewrap (apt-get install bubblewrap), or run without a sandbox where the command allows it (--sandbox=none)"}
 		}
 		s.bwrap = p
-	}
-	if s.prlimit == "" {
-		s.prlimit = "/usr/bin/prlimit"
 	}
 	if os.Geteuid() == 0 {
 		s.uid, s.gid = 65534, 65534
@@ -84,10 +92,6 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		return nil, &UnavailableError{Code: "scratch_unreachable", Detail: fmt.Sprintf("the sandbox user %d cannot reach the scratch folder %s", s.uid, s.parent),
 			Hint: "make every folder above it traversable by others (chmod o+x), or choose another folder"}
 	}
-	if fi, err := os.Stat(s.prlimit); err != nil || !fi.Mode().IsRegular() || !strings.HasPrefix(s.prlimit, "/usr/") {
-		return nil, &UnavailableError{Code: "prlimit_missing", Detail: s.prlimit + " is missing (or outside /usr, which is what the sandbox sees)",
-			Hint: "install util-linux, which provides prlimit"}
-	}
 	out, err := exec.CommandContext(ctx, s.bwrap, "--version").CombinedOutput()
 	if err != nil {
 		return nil, &UnavailableError{Code: "bwrap_missing", Detail: fmt.Sprintf("%s --version: %v", s.bwrap, err),
@@ -95,10 +99,46 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	}
 	s.version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
 	s.baseArgs = baseArgs(opt.ReadOnly)
+	if s.inside {
+		if err := s.checkPrlimit(); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.probe(ctx); err != nil {
-		return nil, err
+		if !errors.Is(err, errLimitsDenied) {
+			return nil, err
+		}
+		// dome may not touch another user's limits here: let prlimit(1)
+		// set them in the sandbox, after its user namespace exists.
+		if err := s.checkPrlimit(); err != nil {
+			return nil, err
+		}
+		s.inside = true
+		if err := s.probe(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
+}
+
+func (s *Sandbox) checkPrlimit() error {
+	if fi, err := os.Stat(s.prlimit); err != nil || !fi.Mode().IsRegular() || !strings.HasPrefix(s.prlimit, "/usr/") {
+		return &UnavailableError{Code: "prlimit_missing", Detail: fmt.Sprintf("dome may not set the limits of the sandbox user %d itself (no CAP_SYS_RESOURCE) and %s is missing", s.uid, s.prlimit),
+			Hint: "install util-linux, which provides prlimit, or run dome as a user other than root"}
+	}
+	return nil
+}
+
+// errLimitsDenied is a run whose limits dome was not allowed to set.
+var errLimitsDenied = errors.New("not allowed to set the sandbox's limits")
+
+// LimitsBy says how limits are set: "prlimit(2)" by dome on the held
+// sandbox, or "prlimit(1)" inside it.
+func (s *Sandbox) LimitsBy() string {
+	if s.inside {
+		return "prlimit(1)"
+	}
+	return "prlimit(2)"
 }
 
 // Version returns bwrap's version, e.g. "0.8.0".
@@ -148,6 +188,9 @@ func (s *Sandbox) probe(ctx context.Context) error {
 	res, err := s.Run(ctx, Spec{Argv: []string{"true"}, Scratch: sc, Limits: l})
 	if err == nil && res.Reason == ReasonOK {
 		return nil
+	}
+	if errors.Is(err, errLimitsDenied) {
+		return err
 	}
 	detail := ""
 	if err != nil {
@@ -296,9 +339,16 @@ func (s *Sandbox) args(spec Spec, l Limits) []string {
 	for _, k := range sortedKeys(env) {
 		a = append(a, "--setenv", k, env[k])
 	}
-	a = append(a, "--info-fd", "3", "--", s.prlimit,
-		"--nproc="+strconv.Itoa(l.Processes), "--as="+strconv.FormatInt(l.MemoryBytes, 10),
-		"--nofile="+strconv.Itoa(l.OpenFiles), "--fsize="+strconv.FormatInt(l.FileBytes, 10), "--core=0", "--")
+	// fd 3: bwrap tells the sandbox's pid.
+	a = append(a, "--info-fd", "3")
+	if s.inside {
+		a = append(a, "--", s.prlimit, "--nproc="+strconv.Itoa(l.Processes), "--as="+strconv.FormatInt(l.MemoryBytes, 10),
+			"--nofile="+strconv.Itoa(l.OpenFiles), "--fsize="+strconv.FormatInt(l.FileBytes, 10), "--core=0", "--")
+		return append(a, spec.Argv...)
+	}
+	// fd 4: the sandbox waits there, set up but not yet running the
+	// command, until dome has set its limits.
+	a = append(a, "--block-fd", "4", "--")
 	return append(a, spec.Argv...)
 }
 
@@ -316,34 +366,42 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 			return Result{}, err
 		}
 	}
-	infoR, infoW, err := os.Pipe()
-	if err != nil {
+	var closers []*os.File
+	closeAll := func() {
+		for _, f := range closers {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err == nil {
+			closers = append(closers, r, w)
+		}
+		return r, w, err
+	}
+	infoR, infoW, err1 := pipe()
+	blockR, blockW, err2 := pipe()
+	outR, outW, err3 := pipe()
+	errR, errW, err4 := pipe()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		closeAll()
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	defer infoR.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		infoW.Close()
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		infoW.Close()
-		outR.Close()
-		outW.Close()
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
+	defer blockW.Close()
 	cmd := &exec.Cmd{Path: s.bwrap, Args: append([]string{"bwrap"}, s.args(spec, l)...), Env: []string{},
 		Stdout: outW, Stderr: errW, ExtraFiles: []*os.File{infoW},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.cred}}
+	if !s.inside {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, blockR)
+	}
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
 	start := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	infoW.Close()
+	err := cmd.Start()
+	for _, f := range []*os.File{outW, errW, infoW, blockR} {
+		f.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -352,10 +410,48 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	flood := make(chan struct{}, 2)
 	stdout := newCapture(outR, l.OutputBytes, flood)
 	stderr := newCapture(errR, l.OutputBytes, flood)
-	info := make(chan int, 1)
-	go func() { info <- readChildPID(infoR) }()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// The limits go on the sandbox's first process while it waits on fd 4,
+	// after its user namespace exists (so it counts its own processes) and
+	// before anything of the command runs; everything it starts inherits
+	// them. bwrap's setup runs meanwhile.
+	pidc := make(chan int, 1)
+	go func() { pidc <- readChildPID(infoR) }()
+	var child int
+	select {
+	case child = <-pidc:
+	case <-time.After(min(l.WallTime, 30*time.Second)):
+		child = -1
+	case <-ctx.Done():
+		child = -1
+	}
+	if child < 0 {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		stdout.wait()
+		stderr.wait()
+		if ctx.Err() != nil {
+			return Result{Reason: ReasonCancelled, Detail: killDetail(ReasonCancelled, l, Result{}), ExitCode: -1, Wall: time.Since(start)}, nil
+		}
+		return Result{}, fmt.Errorf("sandbox: bwrap did not start the sandbox")
+	}
+	if child > 0 && !s.inside {
+		if err := setLimits(child, l); err != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			stdout.wait()
+			stderr.wait()
+			if errors.Is(err, syscall.EPERM) {
+				err = fmt.Errorf("%w: %w", errLimitsDenied, err)
+			}
+			return Result{}, fmt.Errorf("sandbox: set the limits of pid %d: %w", child, err)
+		}
+		blockW.Write([]byte{1})
+	}
+	blockW.Close()
+	info := make(chan int, 1)
+	info <- child
 
 	timer := time.NewTimer(l.WallTime)
 	defer timer.Stop()
@@ -366,8 +462,10 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	case werr = <-done:
 	case <-timer.C:
 		killed = ReasonTimeout
+		// A fork bomb hovers at its limit as failed forks retry and
+		// children exit: count within 10% of it as reaching it.
 		res.Processes = countSandboxTasks(info)
-		if res.Processes >= l.Processes {
+		if res.Processes >= l.Processes-max(1, l.Processes/10) {
 			killed = ReasonProcessLimit
 		}
 	case <-flood:

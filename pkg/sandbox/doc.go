@@ -8,9 +8,11 @@
 // visible: not the repository's .git, not /etc/shadow, not a home folder.
 //
 // The environment is scrubbed to a fixed set plus what the caller passes.
-// Resource limits are set with prlimit(1) inside the sandbox, after its user
-// namespace exists, so each sandbox has its own count: processes, address
-// space, open files, file size (no core dumps). A wall-time limit, a bound on
+// Resource limits are set with prlimit(2) on the sandbox's first process
+// while bwrap holds it (--block-fd) after creating its user namespace and
+// before the command starts, so each sandbox has its own count and the
+// command inherits them: processes, address space, open files, file size
+// (no core dumps). A wall-time limit, a bound on
 // captured stdout and stderr and the caller's context end a run with a
 // process-group kill of bwrap, whose --die-with-parent takes the whole pid
 // namespace down with it. Every run ends with a reason code: ok,
@@ -20,7 +22,7 @@
 // When dome runs as root the sandbox runs as an unprivileged user (65534 by
 // default): the kernel does not enforce the process limit for root, and the
 // scratch tree is handed to that user. New refuses, with a hint, when bwrap is
-// missing, when user namespaces do not work, or when prlimit is missing.
+// missing or when user namespaces do not work.
 //
 // The scratch tree is filled by the caller (for dome run: the base commit's
 // tree materialized from git objects, without .git); after a run it holds

@@ -4,10 +4,13 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // readChildPID reads bwrap's --info-fd document and returns the pid (in
@@ -59,4 +62,26 @@ func countSandboxTasks(info <-chan int) int {
 		n += len(tasks)
 	}
 	return n
+}
+
+// setLimits sets the sandbox's resource limits on its first process (soft
+// and hard: the worker cannot raise them). A process that is already gone
+// (bwrap failed in its setup) is not an error: the run reports bwrap's exit.
+func setLimits(pid int, l Limits) error {
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{
+		{unix.RLIMIT_NPROC, uint64(l.Processes)}, {unix.RLIMIT_AS, uint64(l.MemoryBytes)},
+		{unix.RLIMIT_NOFILE, uint64(l.OpenFiles)}, {unix.RLIMIT_FSIZE, uint64(l.FileBytes)}, {unix.RLIMIT_CORE, 0},
+	} {
+		lim := unix.Rlimit{Cur: r.v, Max: r.v}
+		if err := unix.Prlimit(pid, r.res, &lim, nil); err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
 }

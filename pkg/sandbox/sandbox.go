@@ -96,12 +96,12 @@ type Result struct {
 }
 
 // ErrUnavailable is wrapped by every error of New saying the sandbox
-// cannot run here (no bwrap, no user namespaces, no prlimit).
+// cannot run here (no bwrap, no user namespaces, no reachable scratch folder).
 var ErrUnavailable = errors.New("sandbox unavailable")
 
 // UnavailableError says why the sandbox cannot run and what to do.
 type UnavailableError struct {
-	Code   string // bwrap_missing, userns_unavailable, prlimit_missing, scratch_unreachable, probe_failed, unsupported_os
+	Code   string // bwrap_missing, userns_unavailable, scratch_unreachable, probe_failed, unsupported_os
 	Detail string
 	Hint   string
 }

@@ -9,9 +9,9 @@ import (
 
 // Options configure a Sandbox (bubblewrap runs only on Linux).
 type Options struct {
-	Bwrap, Prlimit, ScratchParent string
-	UID, GID                      int
-	ReadOnly                      []string
+	Bwrap, ScratchParent string
+	UID, GID             int
+	ReadOnly             []string
 }
 
 // Sandbox is not available outside Linux.
@@ -27,6 +27,7 @@ func New(context.Context, Options) (*Sandbox, error) {
 }
 
 func (s *Sandbox) Version() string                                 { return "" }
+func (s *Sandbox) LimitsBy() string                                { return "" }
 func (s *Sandbox) User() (int, int)                                { return -1, -1 }
 func (s *Sandbox) NewScratch(func(string) error) (*Scratch, error) { return nil, ErrUnavailable }
 func (s *Sandbox) Run(context.Context, Spec) (Result, error)       { return Result{}, ErrUnavailable }

@@ -33,6 +33,7 @@ type sandboxCheckOutput struct {
 	Bwrap     string `json:"bwrap_version,omitempty"`
 	UID       int    `json:"uid,omitempty"`
 	GID       int    `json:"gid,omitempty"`
+	LimitsBy  string `json:"limits_by,omitempty"`
 	Kernel    string `json:"kernel"`
 	Code      string `json:"code,omitempty"`
 	Problem   string `json:"problem,omitempty"`
@@ -42,7 +43,7 @@ type sandboxCheckOutput struct {
 func newSandboxCheckCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "check",
-		Usage: "check that workers can be sandboxed here: bwrap, user namespaces, prlimit (exit 1 with what to install when not)",
+		Usage: "check that workers can be sandboxed here: bwrap, user namespaces, limits (exit 1 with what to install when not)",
 		Flags: withGlobal(&cli.StringFlag{Name: "bwrap", Usage: "the bwrap `PATH` (default: bwrap on PATH)"}),
 		Action: func(c *cli.Context) error {
 			out := sandboxCheckOutput{Kernel: kernelRelease()}
@@ -52,6 +53,7 @@ func newSandboxCheckCommand(env *Env) *cli.Command {
 			case err == nil:
 				out.Available, out.Bwrap = true, s.Version()
 				out.UID, out.GID = s.User()
+				out.LimitsBy = s.LimitsBy()
 			case errors.As(err, &ue):
 				out.Code, out.Problem, out.Hint = ue.Code, ue.Detail, ue.Hint
 			default:
@@ -70,7 +72,7 @@ func newSandboxCheckCommand(env *Env) *cli.Command {
 				return &errkind.CheckError{Problem: "sandbox unavailable (" + out.Code + "): " + out.Problem, Hint: out.Hint}
 			}
 			if !globalBool(c, flagQuiet) {
-				fmt.Fprintf(env.Stdout, "sandbox: ok: bubblewrap %s, workers run as uid %d, kernel %s\n", out.Bwrap, out.UID, out.Kernel)
+				fmt.Fprintf(env.Stdout, "sandbox: ok: bubblewrap %s, workers run as uid %d, limits by %s, kernel %s\n", out.Bwrap, out.UID, out.LimitsBy, out.Kernel)
 			}
 			return nil
 		},
