@@ -51,7 +51,7 @@ func main() {
 	w, err := filepath.Abs(*work)
 	must(err)
 	fmt.Printf("load average at start: %s\n", loadAvg())
-	fmt.Printf("%-64s | %12s | %12s | %8s\n", "workload", "dome", "floor", "ratio")
+	fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "floor", "ratio")
 	if *only == "" || *only == "schedule" {
 		schedule(*nodes)
 		hostile(100000)
@@ -76,7 +76,7 @@ func row(name string, dome, floor time.Duration) {
 	if floor > 0 {
 		fl = round(floor)
 	}
-	fmt.Printf("%-64s | %12s | %12s | %8s\n", name, round(dome), fl, ratio)
+	fmt.Printf("%-68s | %12s | %12s | %8s\n", name, round(dome), fl, ratio)
 }
 
 func round(d time.Duration) string {
