@@ -20,6 +20,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
 	"github.com/dome-registry/dome/internal/pgtest"
+	"github.com/dome-registry/dome/pkg/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -160,6 +161,13 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				_, err := pgtest.FindBin()
 				if err != nil && os.Getenv("CI") == "true" {
 					return false, fmt.Errorf("%v (CI=true: the PostgreSQL tests must run; .ci/run installs postgresql)", err)
+				}
+				return err == nil, nil
+			case "sandbox":
+				// bubblewrap with working user namespaces (.ci/run installs it).
+				_, err := sandbox.New(context.Background(), sandbox.Options{})
+				if err != nil && os.Getenv("CI") == "true" {
+					return false, fmt.Errorf("%v (CI=true: the sandbox tests must run; .ci/run installs bubblewrap)", err)
 				}
 				return err == nil, nil
 			case "shared":

@@ -127,6 +127,8 @@ func commands(env *Env) []*cli.Command {
 		newContractCommand(env),
 		newActionCommand(env),
 		newStackCommand(env),
+		newRunCommand(env),
+		newSandboxCommand(env),
 		newHelpCommand(env),
 	}
 	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments

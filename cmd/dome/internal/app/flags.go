@@ -64,6 +64,9 @@ func interspersed(a *cli.App, args []string) ([]string, error) {
 	// Walk the command path: global flags and command names.
 	for len(rest) > 0 {
 		arg := rest[0]
+		if arg == "--" {
+			break // the rest is the leaf's, positional
+		}
 		if strings.HasPrefix(arg, "-") && arg != "-" {
 			if arg == "--" {
 				break

@@ -29,6 +29,9 @@ func TestInterspersed(t *testing.T) {
 			[]string{"dome", "registry", "cat", "--repo", "r", "--", "t@main", "spec/x"}},
 		{[]string{"dome", "resolve", "--", "--odd"}, []string{"dome", "resolve", "--", "--odd"}},
 		{[]string{"dome", "resolve", "-"}, []string{"dome", "resolve", "--", "-"}},
+		// A command line after "--" stays as it is, flags and all.
+		{[]string{"dome", "registry", "cat", "--", "sh", "-c", "x"}, []string{"dome", "registry", "cat", "--", "sh", "-c", "x"}},
+		{[]string{"dome", "registry", "cat", "--repo", "r", "--", "sh", "-c", "x"}, []string{"dome", "registry", "cat", "--repo", "r", "--", "sh", "-c", "x"}},
 	}
 	for _, tt := range tests {
 		if got, err := interspersed(a, tt.in); err != nil || !reflect.DeepEqual(got, tt.want) {

@@ -1,0 +1,36 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"runtime"
+)
+
+// Options configure a Sandbox (bubblewrap runs only on Linux).
+type Options struct {
+	Bwrap, ScratchParent string
+	UID, GID             int
+	ReadOnly             []string
+}
+
+// Sandbox is not available outside Linux.
+type Sandbox struct{}
+
+// Scratch is not available outside Linux.
+type Scratch struct{}
+
+// New refuses: bubblewrap needs Linux namespaces.
+func New(context.Context, Options) (*Sandbox, error) {
+	return nil, &UnavailableError{Code: "unsupported_os", Detail: "bubblewrap needs Linux; this is " + runtime.GOOS,
+		Hint: "run dome run on Linux, or without a sandbox where the command allows it (--sandbox=none)"}
+}
+
+func (s *Sandbox) Version() string                                 { return "" }
+func (s *Sandbox) LimitsBy() string                                { return "" }
+func (s *Sandbox) User() (int, int)                                { return -1, -1 }
+func (s *Sandbox) NewScratch(func(string) error) (*Scratch, error) { return nil, ErrUnavailable }
+func (s *Sandbox) Run(context.Context, Spec) (Result, error)       { return Result{}, ErrUnavailable }
+func (sc *Scratch) Dir() string                                    { return "" }
+func (sc *Scratch) SocketPath() string                             { return "" }
+func (sc *Scratch) Close() error                                   { return nil }
