@@ -8,12 +8,12 @@ import (
 
 // Delegation error codes.
 const (
-	CodeDelegationDepth      = "DELEGATION_DEPTH_EXCEEDED" // the chain would be deeper than maxDepth
-	CodeDelegationCycle      = "DELEGATION_CYCLE"          // the delegate is the agent itself or an ancestor
-	CodeDelegateNotAllowed   = "DELEGATE_NOT_ALLOWED"      // not among the delegator's allowedDelegates
-	CodeDelegateNotFound     = "DELEGATE_NOT_FOUND"        // no such agent
-	CodeDelegateDisabled     = "DELEGATE_DISABLED"         // the agent is disabled
-	CodeDelegateFailed       = "DELEGATE_FAILED"           // the delegate ran and failed
+	CodeDelegationDepth    = "DELEGATION_DEPTH_EXCEEDED" // the chain would be deeper than maxDepth
+	CodeDelegationCycle    = "DELEGATION_CYCLE"          // the delegate is the agent itself or an ancestor
+	CodeDelegateNotAllowed = "DELEGATE_NOT_ALLOWED"      // not among the delegator's allowedDelegates
+	CodeDelegateNotFound   = "DELEGATE_NOT_FOUND"        // no such agent
+	CodeDelegateDisabled   = "DELEGATE_DISABLED"         // the agent is disabled
+	CodeDelegateFailed     = "DELEGATE_FAILED"           // the delegate ran and failed
 )
 
 // Chain is the delegation chain of a running agent: the root first, the

@@ -303,6 +303,9 @@ func (v *Validator) Parse(source string, data []byte) (*Profile, error) {
 		}
 		data = val.AppendJSON(nil)
 	}
+	if err := checkActions(source, data); err != nil {
+		return nil, err
+	}
 	if err := v.schema.Validate(source, data); err != nil {
 		return nil, err
 	}
@@ -331,6 +334,9 @@ func (v *Validator) Check(source string, p *Profile) error {
 	if err != nil {
 		return &errkind.InputError{Source: source, Problem: "cannot encode: " + err.Error(), Err: err}
 	}
+	if err := checkActions(source, data); err != nil {
+		return err
+	}
 	if err := v.schema.Validate(source, data); err != nil {
 		return err
 	}
@@ -339,4 +345,50 @@ func (v *Validator) Check(source string, p *Profile) error {
 
 func fieldErr(source, field, hint, format string, a ...any) error {
 	return &errkind.InputError{Source: source, Field: field, Problem: fmt.Sprintf(format, a...), Hint: hint}
+}
+
+// checkActions says plainly what the schema's oneOf would say obscurely: a
+// step, and a compensation, does exactly one of prompt, tool and delegate.
+func checkActions(source string, data []byte) error {
+	var doc struct {
+		Workflow *struct {
+			Steps []map[string]json.RawMessage `json:"steps"`
+		} `json:"workflow"`
+	}
+	if json.Unmarshal(data, &doc) != nil || doc.Workflow == nil {
+		return nil // the schema reports what is wrong with the shape
+	}
+	kinds := func(m map[string]json.RawMessage) []string {
+		var out []string
+		for _, k := range []string{"prompt", "tool", "delegate"} {
+			if _, ok := m[k]; ok {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for i, st := range doc.Workflow.Steps {
+		f := fmt.Sprintf("/workflow/steps/%d", i)
+		if ks := kinds(st); len(ks) != 1 {
+			return actionErr(source, f, ks)
+		}
+		if raw, ok := st["compensate"]; ok {
+			var c map[string]json.RawMessage
+			if json.Unmarshal(raw, &c) == nil {
+				if ks := kinds(c); len(ks) != 1 {
+					return actionErr(source, f+"/compensate", ks)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func actionErr(source, field string, has []string) error {
+	what := "none of them"
+	if len(has) > 0 {
+		what = strings.Join(has, " and ")
+	}
+	return &errkind.InputError{Source: source, Field: field, Problem: "want exactly one of prompt, tool and delegate; it has " + what,
+		Hint: "split the work into one step per action"}
 }
