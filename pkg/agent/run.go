@@ -126,10 +126,25 @@ func (x *run) loop(ctx context.Context) error {
 			return ctx.Err()
 		}
 		x.inflight--
+		if ctx.Err() != nil {
+			// Interrupted as this attempt ended: keep what it produced
+			// (a success stays restorable), tell the engine nothing.
+			x.recordInterrupted(res)
+			return ctx.Err()
+		}
 		if err := x.finish(ctx, res); err != nil {
 			return err
 		}
 	}
+}
+
+// recordInterrupted records an attempt that ended while the run was being
+// interrupted: a success as it is, anything else as cancelled.
+func (x *run) recordInterrupted(res stepResult) {
+	if res.outcome.Status != workflow.OutcomeSucceeded {
+		res.outcome = workflow.Outcome{Status: workflow.OutcomeCancelled, Reason: "interrupted"}
+	}
+	x.recordFinished(res) // best effort: the journal may be what failed
 }
 
 // abort cancels what runs and waits for it; the outcomes are recorded as
@@ -139,11 +154,7 @@ func (x *run) abort() {
 		c()
 	}
 	for ; x.inflight > 0; x.inflight-- {
-		res := <-x.results
-		if res.outcome.Status != workflow.OutcomeSucceeded {
-			res.outcome = workflow.Outcome{Status: workflow.OutcomeCancelled, Reason: "interrupted"}
-		}
-		x.recordFinished(res) // best effort: the journal may be what failed
+		x.recordInterrupted(<-x.results)
 	}
 }
 
