@@ -58,6 +58,9 @@ func (p *execProvider) Complete(ctx context.Context, req Request) (Response, err
 	if err := p.rt.CheckModel(req.Model); err != nil {
 		return Response{}, err
 	}
+	if ctx.Err() != nil {
+		return Response{}, &Error{Code: CodeCancelled, Provider: p.rt.ID, Message: "cancelled: " + ctx.Err().Error(), Err: ctx.Err()}
+	}
 	req.SchemaVersion = RequestSchema
 	body, err := json.Marshal(req)
 	if err != nil {
