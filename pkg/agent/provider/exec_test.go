@@ -132,7 +132,7 @@ func TestParseRuntime(t *testing.T) {
 		t.Fatalf("%v %+v", err, rt)
 	}
 	for name, data := range map[string]string{
-		"openai without auth": strings.Replace(good, `"auth":{"apiKeyEnv":"OPENAI_API_KEY"},`, "", 1),
+		"openai without auth":  strings.Replace(good, `"auth":{"apiKeyEnv":"OPENAI_API_KEY"},`, "", 1),
 		"exec with a base URL": `{"schemaVersion":"dome.agent_runtime/v1","id":"x","kind":"exec","baseUrl":"http://x","models":["m"],"timeoutSeconds":1}`,
 		"key in the file":      strings.Replace(good, `"apiKeyEnv":"OPENAI_API_KEY"`, `"apiKeyEnv":"OPENAI_API_KEY","apiKey":"sk-123"`, 1),
 		"lower-case env name":  strings.Replace(good, `OPENAI_API_KEY`, `openai_key`, 1),
