@@ -206,7 +206,7 @@ func loadResolverCapabilities(env *Env, flag, root string) ([]string, string, er
 		if flag == "" && errors.Is(err, os.ErrNotExist) {
 			return nil, "", nil
 		}
-		return nil, "", &errkind.InputError{Source: source, Problem: "cannot read the resolver spec: " + pathErr(err)}
+		return nil, "", &errkind.InputError{Source: source, Problem: "cannot read the capability resolver (policy/resolver_spec.json): " + pathErr(err)}
 	}
 	if err := schemaval.CheckJSON(source, data); err != nil {
 		return nil, "", err

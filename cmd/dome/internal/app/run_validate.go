@@ -70,7 +70,7 @@ func runValidate(env *Env, in *runInputs, asJSON, quiet bool) error {
 	if in.ResolverSource != "" {
 		fmt.Fprintf(w, "  capabilities  checked against %s\n", in.ResolverSource)
 	} else {
-		fmt.Fprintf(w, "  capabilities  not checked: no resolver spec (pass --resolver FILE)\n")
+		fmt.Fprintf(w, "  capabilities  not checked: no capability resolver file (pass --resolver FILE)\n")
 	}
 	for _, l := range out.Cycles {
 		fmt.Fprintf(w, "  cycle         %s: %s, at most %d iterations\n", l.LoopID, joinOr(l.Nodes, "-"), l.MaxIterations)

@@ -179,6 +179,26 @@ func argsRange(usage string) (min, max int) {
 }
 
 func altRange(words []string) (min, max int) {
+	for i, w := range words {
+		if w == "--" {
+			// "-- COMMAND [ARGS...]": everything after the separator is the
+			// wrapped command's, however many words it has.
+			lo, _ := altRange(words[i+1:])
+			return lo, -1
+		}
+	}
+	var positional []string
+	for i := 0; i < len(words); i++ {
+		if strings.HasPrefix(words[i], "[-") {
+			// An optional flag ("[--base REV]") is not a positional.
+			for i < len(words) && !strings.HasSuffix(words[i], "]") {
+				i++
+			}
+			continue
+		}
+		positional = append(positional, words[i])
+	}
+	words = positional
 	for _, w := range words {
 		if strings.HasPrefix(w, "-") {
 			return 0, 0 // "--all", "--spec FILE": the flag stands in for the arguments
