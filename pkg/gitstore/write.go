@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dome-registry/dome/pkg/gitpath"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -40,19 +41,12 @@ func (r *Repo) store(obj plumbing.EncodedObject) (Hash, error) {
 	return fromPlumbing(got), nil
 }
 
-// CheckEntryName refuses tree entry names git would refuse and names that
-// would escape a checkout: empty, ".", "..", ".git" (any case), or names
-// holding '/' or NUL.
-func CheckEntryName(name string) error {
-	switch {
-	case name == "", name == ".", name == "..":
-		return fmt.Errorf("invalid tree entry name %q", name)
-	case strings.EqualFold(name, ".git"):
-		return fmt.Errorf("tree entry name %q is reserved", name)
-	case strings.ContainsAny(name, "/\x00"):
-		return fmt.Errorf("tree entry name %q must not contain '/' or NUL", name)
-	}
-	return nil
+// CheckEntryName refuses a tree entry name (of an entry of mode mode) that
+// git would refuse to check out, or that would escape a checkout: see
+// pkg/gitpath (empty, ".", "..", ".git" and its NTFS and HFS+ aliases, a
+// .gitmodules symlink, "/", control bytes).
+func CheckEntryName(name string, mode Mode) error {
+	return gitpath.VerifyName(name, uint32(mode))
 }
 
 // WriteTree stores one tree level. Entries are sorted the way git sorts them
@@ -62,7 +56,7 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	sort.Slice(es, func(i, j int) bool { return treeKey(es[i]) < treeKey(es[j]) })
 	t := &object.Tree{}
 	for i, e := range es {
-		if err := CheckEntryName(e.Name); err != nil {
+		if err := CheckEntryName(e.Name, e.Mode); err != nil {
 			return ZeroHash, fmt.Errorf("write tree: %w", err)
 		}
 		if i > 0 && es[i-1].Name == e.Name {
@@ -181,12 +175,12 @@ type Change struct {
 func (r *Repo) ApplyChanges(base Hash, changes []Change) (Hash, error) {
 	root := &node{}
 	for _, c := range changes {
-		parts := strings.Split(c.Path, "/")
-		for _, p := range parts {
-			if err := CheckEntryName(p); err != nil {
-				return ZeroHash, fmt.Errorf("path %q: %w", c.Path, err)
+		if !c.Delete { // (deleting an entry git would refuse is a repair)
+			if err := gitpath.Verify(c.Path, uint32(c.Mode)); err != nil {
+				return ZeroHash, err
 			}
 		}
+		parts := strings.Split(c.Path, "/")
 		n := root
 		for _, p := range parts[:len(parts)-1] {
 			n = n.child(p)

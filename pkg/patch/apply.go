@@ -287,6 +287,20 @@ func (a *applier) file(f *File) error {
 			mode = ModeFile
 		}
 	}
+	// The paths again, with the modes the tree gives them (a diff that
+	// leaves modes unsaid can still make .gitmodules a symlink), as git
+	// apply's check_unsafe_path: the old name of a deletion, modification
+	// or rename, the new name of everything but a deletion.
+	if src != nil && !f.IsCopy {
+		if err := CheckPath(f.OldPath, src.mode); err != nil {
+			return pathRefusal("patch", f.OldPath, err, "git would refuse this path in a checkout")
+		}
+	}
+	if !f.IsDelete {
+		if err := CheckPath(f.NewPath, mode); err != nil {
+			return pathRefusal("patch", f.NewPath, err, "git would refuse this path in a checkout")
+		}
+	}
 	var data []byte
 	var id OID
 	var ok bool

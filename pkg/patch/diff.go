@@ -55,8 +55,8 @@ func DiffTree(st Store, base OID, files []NewFile, opts DiffOptions) (*Patch, er
 	}
 	nw := map[string]NewFile{}
 	for _, f := range files {
-		if err := CheckPath(f.Path); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		if err := CheckPath(f.Path, f.Mode); err != nil {
+			return nil, err
 		}
 		switch f.Mode {
 		case ModeFile, ModeExec, ModeSymlink:
