@@ -20,10 +20,10 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/stack"
-	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
