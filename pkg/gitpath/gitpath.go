@@ -95,6 +95,17 @@ func Verify(path string, mode uint32) error {
 	}
 }
 
+// IsDotGit reports whether the path component name is .git in any case or
+// any spelling NTFS or HFS+ resolves to .git (".git.", "git~1",
+// ".git::$INDEX_ALLOCATION", ".g\u200cit"): for checks of where a symlink
+// points, as well as of paths.
+func IsDotGit(name string) bool {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name = name[:i]
+	}
+	return asciiEqualFold(name, ".git") || isNTFSDotGit(name) || isHFSDot(name, "git")
+}
+
 // VerifyName checks one tree entry name (no "/") for an entry of mode mode.
 func VerifyName(name string, mode uint32) error {
 	if strings.IndexByte(name, '/') >= 0 {

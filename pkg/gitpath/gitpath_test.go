@@ -141,6 +141,18 @@ func TestVerifyName(t *testing.T) {
 	}
 }
 
+func TestIsDotGit(t *testing.T) {
+	for name, want := range map[string]bool{
+		".git": true, ".GiT": true, ".git.": true, ".git ": true, "git~1": true, "GIT~1": true,
+		".git::$INDEX_ALLOCATION": true, ".g\u200cit": true, ".git\ufeff": true,
+		".gitx": false, "git": false, "git~2": false, ".github": false, "x.git": false, "": false,
+	} {
+		if got := IsDotGit(name); got != want {
+			t.Errorf("IsDotGit(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // gitOracle asks the git binary whether it accepts path for an index entry
 // of mode, with both protections on: `git update-index --cacheinfo` runs
 // verify_path on the path as given (no -p stripping, no slash squashing).

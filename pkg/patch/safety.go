@@ -65,7 +65,7 @@ func CheckSymlink(linkPath string, target []byte) error {
 		return fmt.Errorf("symlink %s points outside the tree (%q)", linkPath, t)
 	}
 	for _, c := range strings.Split(joined, "/") {
-		if strings.EqualFold(c, ".git") {
+		if gitpath.IsDotGit(c) {
 			return fmt.Errorf("symlink %s points into a .git directory (%q)", linkPath, t)
 		}
 	}
