@@ -49,6 +49,10 @@ type File struct {
 	Binary           *Binary // a "GIT binary patch"
 	BinaryNoData     bool    // "Binary files ... differ": no data to apply
 	Line             int     // line of the "diff --git" header in the input
+	addAdd           bool    // (Apply) a creation merged into the file already there
+	// newModeFromIndex: NewMode is the index line's mode, which git reads
+	// as the old mode only: the file keeps the mode it has in the tree.
+	newModeFromIndex bool
 }
 
 // Path is the path the file has after the patch (or before, for a deletion).
@@ -308,12 +312,14 @@ func (p *parser) file() (*File, error) {
 			f.OldMode, err = p.mode(l, "old mode ")
 		case strings.HasPrefix(l, "new mode "):
 			f.NewMode, err = p.mode(l, "new mode ")
+			f.newModeFromIndex = false
 		case strings.HasPrefix(l, "deleted file mode "):
 			f.IsDelete = true
 			f.OldMode, err = p.mode(l, "deleted file mode ")
 		case strings.HasPrefix(l, "new file mode "):
 			f.IsNew = true
 			f.NewMode, err = p.mode(l, "new file mode ")
+			f.newModeFromIndex = false
 		case strings.HasPrefix(l, "rename from "):
 			f.IsRename = true
 			f.OldPath, err = p.name(strings.TrimPrefix(l, "rename from "), p.strip-1)
@@ -408,7 +414,7 @@ func (p *parser) index(f *File, s string) error {
 			f.OldMode = m
 		}
 		if f.NewMode == 0 {
-			f.NewMode = m
+			f.NewMode, f.newModeFromIndex = m, true
 		}
 	}
 	return nil

@@ -52,7 +52,7 @@ func patchMaxSizeFlag() cli.Flag {
 func patchApplyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "base", Usage: "apply onto the tree of commit `REV` (default: the --commit ref if it exists, else HEAD)"},
-		&cli.BoolFlag{Name: "three-way", Aliases: []string{"3"}, Usage: "when a hunk does not apply, merge with the preimage blob named by the index line (diff3)"},
+		&cli.BoolFlag{Name: "three-way", Aliases: []string{"3"}, Usage: "merge as git apply --3way: the patch applied to the preimage blob its index line names, merged onto the current file (hunks applied directly only when there is no preimage)"},
 		&cli.IntFlag{Name: "fuzz", Usage: "let hunks apply with up to `N` context lines ignored at each end"},
 		patchStripFlag(),
 		patchMaxSizeFlag(),
