@@ -71,6 +71,31 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	return r.store(obj)
 }
 
+// identOf is the ident line git writes for s (ident.c fmt_ident): name and
+// e-mail without leading and trailing "crud" (white space and . , : ; < > "
+// \ '), and without the newlines and angle brackets that would break the
+// line. So "Ann Example Jr." commits as "Ann Example Jr", as with git.
+func identOf(s Signature) object.Signature {
+	return object.Signature{Name: WithoutCrud(s.Name), Email: WithoutCrud(s.Email), When: s.When}
+}
+
+// WithoutCrud is git's strbuf_addstr_without_crud.
+func WithoutCrud(s string) string {
+	crud := func(c byte) bool {
+		return c <= 32 || strings.IndexByte(".,:;<>\"\\'", c) >= 0
+	}
+	for len(s) > 0 && crud(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && crud(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	if !strings.ContainsAny(s, "\n<>") {
+		return s
+	}
+	return strings.NewReplacer("\n", "", "<", "", ">", "").Replace(s)
+}
+
 // CommitSpec is what WriteCommit needs.
 type CommitSpec struct {
 	Tree      Hash
@@ -82,20 +107,33 @@ type CommitSpec struct {
 
 // WriteCommit stores a commit object.
 func (r *Repo) WriteCommit(c CommitSpec) (Hash, error) {
+	obj := r.storage.NewEncodedObject()
+	if err := commitObject(c).Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return r.store(obj)
+}
+
+// HashCommit returns the id WriteCommit would give c, writing nothing.
+func HashCommit(c CommitSpec) (Hash, error) {
+	obj := &plumbing.MemoryObject{}
+	if err := commitObject(c).Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	return fromPlumbing(obj.Hash()), nil
+}
+
+func commitObject(c CommitSpec) *object.Commit {
 	oc := &object.Commit{
-		Author:    object.Signature{Name: c.Author.Name, Email: c.Author.Email, When: c.Author.When},
-		Committer: object.Signature{Name: c.Committer.Name, Email: c.Committer.Email, When: c.Committer.When},
+		Author:    identOf(c.Author),
+		Committer: identOf(c.Committer),
 		Message:   c.Message,
 		TreeHash:  toPlumbing(c.Tree),
 	}
 	for _, p := range c.Parents {
 		oc.ParentHashes = append(oc.ParentHashes, toPlumbing(p))
 	}
-	obj := r.storage.NewEncodedObject()
-	if err := oc.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
-	}
-	return r.store(obj)
+	return oc
 }
 
 // TagSpec is what WriteTag needs. Signer, when set, returns an armored
@@ -126,7 +164,7 @@ func (r *Repo) WriteTag(t TagSpec) (Hash, error) {
 	}
 	ot := &object.Tag{
 		Name:       t.Name,
-		Tagger:     object.Signature{Name: t.Tagger.Name, Email: t.Tagger.Email, When: t.Tagger.When},
+		Tagger:     identOf(t.Tagger),
 		Message:    t.Message,
 		TargetType: tt,
 		Target:     toPlumbing(t.Target),

@@ -3,7 +3,6 @@ package patch
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"strconv"
 	"strings"
 
@@ -26,15 +25,6 @@ type Header struct {
 	Date    string // as written
 	Subject string // with "[PATCH ...]" removed
 	Body    string // the rest of the message, without the trailing newline
-}
-
-// Message returns the commit message git am would write: subject, blank
-// line, body.
-func (h Header) Message() string {
-	if h.Body == "" {
-		return h.Subject + "\n"
-	}
-	return h.Subject + "\n\n" + h.Body + "\n"
 }
 
 // File is the diff of one path.
@@ -166,7 +156,6 @@ func (p *parser) errf(line int, format string, a ...any) error {
 var (
 	mboxFrom  = lazyre.New(`^From ([0-9a-f]{40}) `)
 	showStart = lazyre.New(`^commit ([0-9a-f]{40})\b`)
-	prefixRE  = lazyre.New(`^(\[[^\]]*\]\s*)+`)
 )
 
 func (p *parser) parse() ([]*Patch, error) {
@@ -179,7 +168,9 @@ func (p *parser) parse() ([]*Patch, error) {
 			cur = &Patch{Header: Header{Commit: mboxFrom().FindStringSubmatch(l)[1]}}
 			patches = append(patches, cur)
 			p.i++
-			p.mailHeader(&cur.Header)
+			if err := p.mailHeader(&cur.Header); err != nil {
+				return nil, err
+			}
 		case showStart().MatchString(l):
 			cur = &Patch{Header: Header{Commit: showStart().FindStringSubmatch(l)[1]}}
 			patches = append(patches, cur)
@@ -212,56 +203,6 @@ func (p *parser) parse() ([]*Patch, error) {
 			Hint: "produce the patch with git diff, git format-patch, git show or diff -u"}
 	}
 	return patches, nil
-}
-
-// mailHeader reads RFC 822 headers and the message body up to the "---" line
-// or the first diff.
-func (p *parser) mailHeader(h *Header) {
-	var key, val string
-	flush := func() {
-		dec := new(mime.WordDecoder)
-		v, err := dec.DecodeHeader(strings.TrimSpace(val))
-		if err != nil {
-			v = strings.TrimSpace(val)
-		}
-		switch strings.ToLower(key) {
-		case "from":
-			h.Author, h.Email = splitAddress(v)
-		case "date":
-			h.Date = v
-		case "subject":
-			h.Subject = strings.TrimSpace(prefixRE().ReplaceAllString(v, ""))
-		}
-		key, val = "", ""
-	}
-	for p.i < len(p.lines) {
-		l := strings.TrimRight(p.lines[p.i], "\r\n")
-		if l == "" {
-			p.i++
-			break
-		}
-		if (l[0] == ' ' || l[0] == '\t') && key != "" {
-			val += " " + strings.TrimSpace(l)
-			p.i++
-			continue
-		}
-		flush()
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			key, val = k, v
-		}
-		p.i++
-	}
-	flush()
-	var body []string
-	for p.i < len(p.lines) {
-		l := p.lines[p.i]
-		if l == "---\n" || strings.HasPrefix(l, "diff --git ") || mboxFrom().MatchString(l) {
-			break
-		}
-		body = append(body, strings.TrimRight(l, "\n"))
-		p.i++
-	}
-	h.Body = strings.TrimSpace(strings.Join(body, "\n"))
 }
 
 // showHeader reads the header and indented message of `git show` output.
