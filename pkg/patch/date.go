@@ -14,7 +14,8 @@ import (
 // ParseDate reads a date as git's identity code does for the dates dome
 // meets: a mail Date header (RFC 2822, as git format-patch writes it, with
 // its time zone kept), RFC 3339, or git's internal "@<unix seconds>
-// [+zone]" (also "<unix seconds> +zone", as GIT_AUTHOR_DATE takes it).
+// [+zone]" (also "<unix seconds> +zone", as GIT_AUTHOR_DATE takes it), or
+// git log's default "Fri Jan 2 03:04:05 2026 +0000".
 func ParseDate(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	f := strings.Fields(strings.TrimPrefix(s, "@"))
@@ -36,6 +37,9 @@ func ParseDate(s string) (time.Time, error) {
 	}
 	if t, err := mail.ParseDate(s); err == nil {
 		return t, nil
+	}
+	if t, err := time.Parse("Mon Jan _2 15:04:05 2006 -0700", s); err == nil {
+		return t, nil // git log's default format (git show output)
 	}
 	return time.Time{}, fmt.Errorf("bad date %q", s)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dome-registry/dome/internal/gittest"
 )
@@ -188,4 +189,36 @@ func FuzzMailinfo(f *testing.F) {
 			t.Fatalf("mail %q\ndome %+v\ngit  %+v", mail, got, want)
 		}
 	})
+}
+
+// TestShowHeader_KeepsLeadingSpaces: a `git show` message keeps the
+// leading spaces of its body, as the commit has them.
+func TestShowHeader_KeepsLeadingSpaces(t *testing.T) {
+	show := "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@example.com>\nDate:   Fri Jan 2 03:04:05 2026 +0000\n\n    subject\n\n      indented body\n    line\n\n" + mailDiff
+	ps, err := Parse([]byte(show), ParseOptions{Strip: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ps[0].Header.Message(), "subject\n\n  indented body\nline\n"; got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fri, 2 Jan 2026 03:04:05 +0530":   "2026-01-02T03:04:05+05:30",
+		"Fri Jan 2 03:04:05 2026 -0800":    "2026-01-02T03:04:05-08:00",
+		"2026-01-02T03:04:05Z":             "2026-01-02T03:04:05Z",
+		"@1767323045 +0100":                "2026-01-02T04:04:05+01:00",
+		"1767323045 +0000":                 "2026-01-02T03:04:05Z",
+		" Sat, 3 Jan 2026 12:00:00 +0100 ": "2026-01-03T12:00:00+01:00",
+	} {
+		got, err := ParseDate(in)
+		if err != nil || got.Format(time.RFC3339) != want {
+			t.Errorf("ParseDate(%q) = %v %v, want %s", in, got.Format(time.RFC3339), err, want)
+		}
+	}
+	if _, err := ParseDate("yesterday"); err == nil {
+		t.Error("ParseDate accepted yesterday")
+	}
 }

@@ -225,9 +225,11 @@ func (p *parser) showHeader(h *Header) {
 		}
 		p.i++
 	}
-	text := strings.TrimSpace(strings.Join(msg, "\n"))
+	// (blank lines around the message go; a body's leading spaces stay,
+	// as in the commit: Header.Message cleans the rest)
+	text := strings.Trim(strings.Join(msg, "\n"), "\n")
 	h.Subject, h.Body, _ = strings.Cut(text, "\n")
-	h.Body = strings.TrimSpace(h.Body)
+	h.Subject = strings.TrimSpace(h.Subject)
 }
 
 func splitAddress(s string) (name, email string) {
