@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +21,10 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
 	"github.com/dome-registry/dome/internal/pgtest"
+	"github.com/dome-registry/dome/pkg/artifact"
+	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/sandbox"
+	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -108,6 +112,12 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// the part after "postgres://"). Guard it with
 			// [!postgres] skip, a condition that is an error when CI=true.
 			"pgdatabase": pgDatabase,
+			// forgeproposal IN DIFF OUT ID: a hostile worker's proposal:
+			// IN's payload with its diff replaced by the file DIFF
+			// (diff_digest and inputs_hash to match) and the proposal id
+			// ID, sealed again unsigned. dome stack propose cannot make
+			// it: it refuses such diffs itself.
+			"forgeproposal": forgeProposal,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")
@@ -213,6 +223,33 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Setenv("GITD", "git://"+addr)
+}
+
+func forgeProposal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: forgeproposal IN DIFF OUT ID")
+	}
+	var doc struct {
+		Header  artifact.Header     `json:"header"`
+		Payload stack.PatchProposal `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc); err != nil {
+		ts.Fatalf("forgeproposal: %s: %v", args[0], err)
+	}
+	diff := ts.ReadFile(args[1])
+	doc.Payload.DiffUnified, doc.Payload.DiffRef = diff, ""
+	doc.Payload.DiffDigest = canonical.Digest([]byte(diff))
+	doc.Header.InputsHash = doc.Payload.DiffDigest
+	doc.Payload.ProposalID, doc.Header.ObjectID = args[3], args[3]
+	doc.Payload.IdempotencyKey = "idem-" + args[3]
+	doc.Header.Signature, doc.Header.KID = "", ""
+	out, _, err := stack.Seal(doc.Header, doc.Payload, nil)
+	if err != nil {
+		ts.Fatalf("forgeproposal: %v", err)
+	}
+	if err := os.WriteFile(ts.MkAbs(args[2]), out, 0o644); err != nil {
+		ts.Fatalf("forgeproposal: %v", err)
+	}
 }
 
 func pgDatabase(ts *testscript.TestScript, neg bool, args []string) {
