@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,7 +125,14 @@ func doRequest(t testing.TB, c *http.Client, sp *apiSpec, base, method, path str
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		switch {
+		case v == "": // "": send no such header
+			req.Header.Del(k)
+		case strings.Contains(v, "\n"): // one header line per value
+			req.Header[http.CanonicalHeaderKey(k)] = strings.Split(v, "\n")
+		default:
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -399,6 +407,10 @@ func runSuite(t *testing.T, kit storeKit) {
 		wantStatus(t, "no key", e.do("POST", path, good, nil), 401, "UNAUTHORIZED")
 		wantStatus(t, "wrong key", e.do("POST", path, good, map[string]string{"X-API-Key": apiKey + "x"}), 401, "UNAUTHORIZED")
 		wantStatus(t, "form body", e.do("POST", path, good, map[string]string{"X-API-Key": apiKey, "Content-Type": "application/x-www-form-urlencoded"}), 415, "UNSUPPORTED_MEDIA_TYPE")
+		for _, ct := range []string{"", "application/json-patch+json", "application/merge-patch+json", "text/json", "application/json; charset=latin1",
+			"application/json; profile=x", "application/json\napplication/json", "json"} {
+			wantStatus(t, "Content-Type "+strconv.Quote(ct), e.do("POST", path, good, map[string]string{"X-API-Key": apiKey, "Content-Type": ct}), 415, "UNSUPPORTED_MEDIA_TYPE")
+		}
 		wantStatus(t, "malformed", e.do("POST", path, []byte(`{"name": "files.move",`), key), 400, "INVALID_JSON")
 		wantStatus(t, "not an object", e.do("POST", path, []byte(`[1]`), key), 400, "INVALID_JSON")
 		dup := bytes.Replace(good, []byte(`"name":"files.move"`), []byte(`"name":"files.move","n\u0061me":"files.other"`), 1)
@@ -419,6 +431,14 @@ func runSuite(t *testing.T, kit storeKit) {
 		wantStatus(t, "unsigned", e.do("POST", path, unsigned, key), 400, "BAD_SIGNATURE")
 		if l := e.do("GET", "/actions", nil, nil); string(l.body) != `{"items":[]}`+"\n" {
 			t.Errorf("a refused publish was stored: %s", l.body)
+		}
+		// application/json in any letter case, with charset=utf-8 at most.
+		for i, ct := range []string{"Application/JSON", "application/json; charset=UTF-8", "application/json;charset=utf-8"} {
+			v := fmt.Sprintf("1.0.%d", i)
+			r := e.do("POST", "/actions/files.move/versions/"+v, signed(t, "files.move", v, "x", nil), map[string]string{"X-API-Key": apiKey, "Content-Type": ct})
+			if r.status != http.StatusCreated {
+				t.Errorf("Content-Type %q: status %d %s", ct, r.status, r.body)
+			}
 		}
 	})
 
