@@ -161,6 +161,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 					return false, fmt.Errorf("%v (CI=true: the PostgreSQL tests must run; .ci/run installs postgresql)", err)
 				}
 				return err == nil, nil
+			case "root":
+				// mknod and other privileged set-ups of a story.
+				return os.Geteuid() == 0, nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil

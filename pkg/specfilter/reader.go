@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // FileReader reads the files of one tool folder. Names are slash-separated
@@ -20,9 +22,12 @@ type FileReader interface {
 }
 
 // DirReader reads files below a local directory through os.Root, which also
-// refuses symlinks that lead outside it.
+// refuses symlinks that lead outside it. A file over MaxBytes (0:
+// DefaultMaxBytes) is refused as soon as the limit is passed, so a FIFO or a
+// device in the folder cannot make it read forever.
 type DirReader struct {
-	root *os.Root
+	root     *os.Root
+	MaxBytes int64
 }
 
 // OpenDir returns a DirReader rooted at dir. Close it when done.
@@ -39,7 +44,20 @@ func (d *DirReader) ReadFile(name string) ([]byte, error) {
 	if _, err := cleanName(name); err != nil {
 		return nil, err
 	}
-	return d.root.ReadFile(name)
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	limit := d.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	data, err := readlimit.ReadOpen(f, limit)
+	if t, ok := readlimit.IsTooLarge(err); ok {
+		return nil, fmt.Errorf("the file is %w", t)
+	}
+	return data, err
 }
 
 // Close releases the directory.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dome-registry/dome/pkg/action"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -61,7 +62,7 @@ type actionPublishResult struct {
 
 func runActionPublish(ctx context.Context, env *Env, store action.Store, keys *signing.TrustedKeys, opts actionPublishOptions) error {
 	for _, f := range opts.Files {
-		data, err := readInputFile(env, f)
+		data, err := readInputFile(env, f, readlimit.Document)
 		if err != nil {
 			return err
 		}

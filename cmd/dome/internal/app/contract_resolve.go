@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/dome-registry/dome/pkg/aicontract"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -78,10 +78,16 @@ func runContractResolve(_ context.Context, env *Env, src aicontract.Source, ref 
 	if opts.InputFile != "" {
 		var data []byte
 		var err error
+		// The request text is at most aicontract.MaxInputChars characters;
+		// read a little more than their bytes so Resolve says how many there
+		// were, and no more: a longer input is refused, never cut.
 		if opts.InputFile == "-" {
-			data, err = io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
+			data, err = readlimit.ReadAll(env.Stdin, readlimit.Profile)
 		} else {
-			data, err = os.ReadFile(absPath(env, opts.InputFile))
+			data, err = readlimit.ReadFile(absPath(env, opts.InputFile), readlimit.Profile)
+		}
+		if _, ok := readlimit.IsTooLarge(err); ok {
+			return &errkind.InputError{Source: "--input-file", Problem: "more than the limit of " + readlimit.Size(readlimit.Profile), Hint: fmt.Sprintf("the request is at most %d characters", aicontract.MaxInputChars)}
 		}
 		if err != nil {
 			return &errkind.InputError{Source: "--input-file", Problem: readProblem(err), Err: err}
