@@ -16,7 +16,7 @@ const module = "github.com/dome-registry/dome"
 var foundations = map[string]bool{
 	"pkg/errkind": true, "pkg/gitstore": true, "pkg/canonical": true,
 	"pkg/signing": true, "pkg/artifact": true, "pkg/ledger": true,
-	"pkg/readlimit": true, "pkg/knowntags": true,
+	"pkg/readlimit": true, "pkg/outfile": true, "pkg/knowntags": true,
 }
 
 type pkgInfo struct {

@@ -197,10 +197,12 @@ func runReleaseVerify(ctx context.Context, env *Env, reg *registry.Registry, opt
 	if err != nil {
 		return err
 	}
-	rels, err := reg.Releases(ref.ID)
+	// The tag as it is, whatever it is: verify reports every finding.
+	all, err := reg.ReleaseTags()
 	if err != nil {
 		return err
 	}
+	rels := all[ref.ID]
 	var rel *registry.Release
 	for i := range rels {
 		if rels[i].Version == ref.Rev {
