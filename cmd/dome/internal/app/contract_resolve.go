@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -168,7 +171,16 @@ func writeContractLog(env *Env, opts contractResolveOptions, e aicontract.LogEnt
 		_, err := env.Stderr.Write(line)
 		return err
 	}
-	f, err := os.OpenFile(absPath(env, opts.Log), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Appended in place, never replaced: a FIFO or /dev/stderr works, a
+	// missing folder is created and said so, like every output file's.
+	p := absPath(env, opts.Log)
+	if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return &errkind.InputError{Source: "--log", Problem: readProblem(err), Err: err}
+		}
+		fmt.Fprintf(env.Stderr, "dome: created folder %s for --log\n", relTo(env.WorkDir, filepath.Dir(p)))
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return &errkind.InputError{Source: "--log", Problem: readProblem(err), Err: err}
 	}
