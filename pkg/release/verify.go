@@ -136,7 +136,7 @@ func orNone(s string) string {
 // VerifyAll verifies every release tag of the registry (and reports tags
 // under refs/tags/registry/ that are not releases at all).
 func VerifyAll(ctx context.Context, reg *registry.Registry, opts VerifyOptions) ([]*Verification, error) {
-	reg.Repo().KeepDeltaChains() // every release reads trees of another commit
+	reg.Repo().KeepDeltaChains()  // every release reads trees of another commit
 	all, err := reg.ReleaseTags() // as they are: every finding is reported
 	if err != nil {
 		return nil, err
