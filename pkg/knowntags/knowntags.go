@@ -1,7 +1,6 @@
 package knowntags
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -305,25 +304,31 @@ func readFile(path string) (map[key]Entry, error) {
 // naming the file and the line: a memory dome cannot read is never taken as
 // empty.
 func Parse(name string, data []byte) (map[key]Entry, error) {
-	m := map[key]Entry{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+	m := make(map[key]Entry, bytes.Count(data, []byte{'\n'})+1)
+	text := string(data) // one copy: the entries' strings share it
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		line = strings.TrimSuffix(line, "\r")
+		if len(line) > 64<<10 {
+			return nil, fmt.Errorf("known tags %s: line %d: longer than 64 KiB", name, n)
+		}
+		if strings.TrimSpace(line) == "" || line[0] == '#' {
 			continue
 		}
-		f := strings.Split(line, " ")
-		if len(f) != 4 {
-			return nil, fmt.Errorf("known tags %s: line %d: want \"repository tag tag-object commit\", got %d fields", name, n, len(f))
+		repo, r1, ok1 := strings.Cut(line, " ")
+		tag, r2, ok2 := strings.Cut(r1, " ")
+		obj, commit, ok3 := strings.Cut(r2, " ")
+		if !ok1 || !ok2 || !ok3 || strings.Contains(commit, " ") {
+			return nil, fmt.Errorf("known tags %s: line %d: want \"repository tag tag-object commit\", got %d fields", name, n, len(strings.Split(line, " ")))
 		}
-		repo, err := unescape(f[0])
-		if err != nil {
-			return nil, fmt.Errorf("known tags %s: line %d: repository: %v", name, n, err)
+		if strings.Contains(repo, "%") || strings.ContainsAny(repo, "\t\x00") {
+			var err error
+			if repo, err = unescape(repo); err != nil {
+				return nil, fmt.Errorf("known tags %s: line %d: repository: %v", name, n, err)
+			}
 		}
-		e := Entry{Repo: repo, Tag: f[1], Object: f[2], Commit: f[3]}
+		e := Entry{Repo: repo, Tag: tag, Object: obj, Commit: commit}
 		if err := checkEntry(e); err != nil {
 			return nil, fmt.Errorf("known tags %s: line %d: %v", name, n, err)
 		}
@@ -332,9 +337,6 @@ func Parse(name string, data []byte) (map[key]Entry, error) {
 			return nil, fmt.Errorf("known tags %s: line %d: %s of %s is listed twice with different commits", name, n, e.Tag, e.Repo)
 		}
 		m[k] = e
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("known tags %s: line %d: %v", name, n+1, err)
 	}
 	return m, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/knowntags"
 )
 
 // Registry reads the registry layout from one repository. It caches pins,
@@ -20,7 +21,9 @@ type Registry struct {
 	schemas *schemas
 
 	mu      sync.Mutex
-	memory  TagMemory                // the release tags dome has read (nil: none)
+	memory  TagMemory // the release tags dome has read (nil: none)
+	batch   int       // > 0: tags to remember wait in pending (ResolveMany)
+	pending []knowntags.Entry
 	pins    map[string]Pin           // by rev
 	layouts map[gitstore.Hash]layout // by commit tree
 	tools   map[gitstore.Hash]*Tool  // by tool.json blob

@@ -190,10 +190,43 @@ func (r *Registry) checkTag(t releaseTag) error {
 	if _, err := r.checkRecord(t); err != nil {
 		return err
 	}
-	if m != nil {
-		return r.remember(m, []knowntags.Entry{t.entry(repo)})
+	if m == nil {
+		return nil
 	}
-	return nil
+	r.mu.Lock()
+	if r.batch > 0 {
+		// A batch remembers its tags in one write at its end.
+		r.pending = append(r.pending, t.entry(repo))
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Unlock()
+	return r.remember(m, []knowntags.Entry{t.entry(repo)})
+}
+
+// beginBatch defers remembering tags until endBatch, so a batch of lookups
+// writes the memory once, not once per tag.
+func (r *Registry) beginBatch() {
+	r.mu.Lock()
+	r.batch++
+	r.mu.Unlock()
+}
+
+// endBatch remembers the tags the batch read. A tag another process saw
+// elsewhere meanwhile is the error (a moved tag).
+func (r *Registry) endBatch() error {
+	r.mu.Lock()
+	r.batch--
+	var es []knowntags.Entry
+	if r.batch == 0 {
+		es, r.pending = r.pending, nil
+	}
+	m := r.memory
+	r.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	return r.remember(m, es)
 }
 
 // remember records tags in the memory; a tag that moved meanwhile (another

@@ -22,7 +22,7 @@ type tagRepo struct {
 	c1, c2, c3 string
 }
 
-func newTagRepo(t *testing.T) *tagRepo {
+func newTagRepo(t testing.TB) *tagRepo {
 	t.Helper()
 	g := gittest.New(t)
 	files := func(v string) map[string]string {
@@ -177,5 +177,66 @@ func TestNextVersionCheck_ARemovedReleaseIsNotReleasedAgain(t *testing.T) {
 	}
 	if _, err := r.registry(t, "").NextVersionCheck("x", "v1.1.0"); err != nil {
 		t.Fatalf("without memory: %v", err)
+	}
+}
+
+// BenchmarkPin_ReleaseTag: what checking a release tag costs a lookup
+// (its record, and the memory of 1,000 known tags), against the pin alone.
+func BenchmarkPin_ReleaseTag(b *testing.B) {
+	gittest.Need(b)
+	r := newTagRepo(b)
+	memory := filepath.Join(b.TempDir(), "known-tags")
+	var es []knowntags.Entry
+	for i := 0; i < 1000; i++ {
+		es = append(es, knowntags.Entry{Repo: "github.com/org/other", Tag: fmt.Sprintf("registry/t%d/v1.0.0", i), Object: fmt.Sprintf("%040x", i+1), Commit: fmt.Sprintf("%040x", i+2)})
+	}
+	if err := knowntags.Open(memory).Observe(es); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct{ name, rev, memory string }{
+		{"full_sha", r.c1, ""},
+		{"release_tag/record", "v1.0.0", ""},
+		{"release_tag/record+memory", "v1.0.0", memory},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			repo, err := gitstore.Open(r.g.Dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				reg := registry.New(repo) // a fresh registry: no pin cache, as in a new process
+				if bc.memory != "" {
+					reg.SetTagMemory(knowntags.Open(bc.memory))
+				}
+				if _, err := reg.PinRev(context.Background(), "x", bc.rev, registry.PinOptions{Pinned: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestResolveMany_RemembersItsTagsAndRefusesMoves(t *testing.T) {
+	gittest.Need(t)
+	r := newTagRepo(t)
+	memory := filepath.Join(t.TempDir(), "known-tags")
+	reqs := []registry.Request{{Tool: "x@v1.0.0"}, {Tool: "x@v1.1.0", Profile: "default@v1.0.0"}, {Tool: "x@" + r.c3}}
+	for i, res := range r.registry(t, memory).ResolveMany(context.Background(), reqs, registry.PinOptions{}) {
+		if res.Err != nil {
+			t.Fatalf("request %d: %v", i, res.Err)
+		}
+	}
+	for _, v := range []string{"v1.0.0", "v1.1.0"} {
+		if _, ok, err := knowntags.Open(memory).Lookup(r.registry(t, "").RepoKey(), "registry/x/"+v); err != nil || !ok {
+			t.Errorf("%s not remembered: %v", v, err)
+		}
+	}
+	r.tag("v1.1.0", r.c3, r.record("x", "v1.1.0", r.c3))
+	res := r.registry(t, memory).ResolveMany(context.Background(), reqs, registry.PinOptions{})
+	if res[0].Err != nil || res[2].Err != nil {
+		t.Fatalf("unmoved requests failed: %v, %v", res[0].Err, res[2].Err)
+	}
+	if err := res[1].Err; !errkind.IsCheck(err) || !strings.Contains(err.Error(), "moved") {
+		t.Fatalf("moved tag in a batch: %v", err)
 	}
 }
