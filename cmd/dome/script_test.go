@@ -106,6 +106,11 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// pgpkey NAME: write an OpenPGP key pair to NAME.key (armored
 			// private) and NAME.pub (armored public).
 			"pgpkey": pgpKey,
+			// releasetag TOOL VERSION [REV]: tag REV (default HEAD) as
+			// registry/TOOL/VERSION with the release record dome release
+			// writes (no profiles or clients), without dome release's checks:
+			// a release for stories about reading through release tags.
+			"releasetag": releaseTag,
 			// pgdatabase: start a throwaway PostgreSQL cluster for this
 			// script (internal/pgtest; $DOME_PGTEST_URL: that server) and
 			// set $DATABASE_URL to a new database on it ($DATABASE_URL_REST:
@@ -180,6 +185,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 					return false, fmt.Errorf("%v (CI=true: the sandbox tests must run; .ci/run installs bubblewrap)", err)
 				}
 				return err == nil, nil
+			case "root":
+				// mknod and other privileged set-ups of a story.
+				return os.Geteuid() == 0, nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil
@@ -281,6 +289,41 @@ func pgDatabase(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("DATABASE_URL", dbURL)
 	_, rest, _ := strings.Cut(dbURL, "://")
 	ts.Setenv("DATABASE_URL_REST", rest) // the URL after "postgres://"
+}
+
+func releaseTag(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: releasetag TOOL VERSION [REV]")
+	}
+	tool, version, rev := args[0], args[1], "HEAD"
+	if len(args) == 3 {
+		rev = args[2]
+	}
+	git := func(a ...string) string {
+		cmd := exec.Command("git", a...)
+		cmd.Dir = ts.MkAbs(".")
+		cmd.Env = os.Environ()
+		for _, k := range []string{"HOME", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "TZ"} {
+			cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			ts.Fatalf("git %s: %v\n%s", strings.Join(a, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	commit := git("rev-parse", rev+"^{commit}")
+	tree := "4b825dc642cb6eb9a060e54bf8d69288fbee4904" // the empty tree, for a tool not in the commit
+	if out, err := exec.Command("git", "-C", ts.MkAbs("."), "rev-parse", "-q", "--verify", commit+":registry/tools/"+tool).Output(); err == nil {
+		tree = strings.TrimSpace(string(out))
+	}
+	record := fmt.Sprintf(`{"breaking_changes":[],"canonicalization":"jcs-rfc8785","commit":%q,"manifests":{},"profiles":{},"schema_version":"dome.release_record/v1","tool_id":%q,"tool_tree":%q,"version":%q}`+"\n", commit, tool, tree, version)
+	f := filepath.Join(ts.MkAbs("."), ".release-record.tmp")
+	if err := os.WriteFile(f, []byte(record), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	defer os.Remove(f)
+	git("tag", "-a", "-F", f, "registry/"+tool+"/"+version, commit)
 }
 
 func pgpKey(ts *testscript.TestScript, neg bool, args []string) {

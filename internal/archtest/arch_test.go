@@ -16,6 +16,7 @@ const module = "github.com/dome-registry/dome"
 var foundations = map[string]bool{
 	"pkg/errkind": true, "pkg/gitstore": true, "pkg/gitpath": true, "pkg/canonical": true,
 	"pkg/signing": true, "pkg/artifact": true, "pkg/ledger": true,
+	"pkg/readlimit": true, "pkg/outfile": true, "pkg/knowntags": true,
 }
 
 type pkgInfo struct {

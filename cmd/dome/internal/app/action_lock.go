@@ -9,6 +9,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -60,7 +61,7 @@ the file is in dome's byte form; a newer version in range is only a note.`,
 
 // readLockFile reads the lock at path; (nil, nil, nil) when it does not exist.
 func readLockFile(env *Env, path string) (*action.Lock, []byte, error) {
-	data, err := os.ReadFile(inputPath(env, path))
+	data, err := readlimit.ReadFile(inputPath(env, path), readlimit.Profile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -137,7 +138,7 @@ func runActionLock(ctx context.Context, env *Env, store action.Store, keys *sign
 	data := lock.Marshal()
 	changed := !bytes.Equal(data, oldBytes)
 	if changed {
-		if err := writeFileAtomic(inputPath(env, opts.Out), data, 0o644); err != nil {
+		if err := writeOutputFile(env, "--out", inputPath(env, opts.Out), data); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dome-registry/dome/pkg/action"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -66,7 +67,7 @@ type actionToPublish struct {
 func readActionsToPublish(env *Env, files []string, keys *signing.TrustedKeys) ([]actionToPublish, error) {
 	docs := make([]actionToPublish, 0, len(files))
 	for _, f := range files {
-		data, err := readInputFile(env, f)
+		data, err := readInputFile(env, f, readlimit.Document)
 		if err != nil {
 			return nil, err
 		}

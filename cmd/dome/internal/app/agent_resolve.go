@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/agentlock"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -91,7 +91,7 @@ func runAgentResolve(ctx context.Context, env *Env, c *cli.Context, opts agentRe
 		return checkAgentLock(env, opts, agent, res, lockPath, show(lockPath))
 	}
 	if opts.Explain {
-		if err := writeFileAtomic(explainPath, explain, 0o644); err != nil {
+		if err := writeOutputFile(env, "--explain", explainPath, explain); err != nil {
 			return err
 		}
 	}
@@ -106,7 +106,7 @@ func runAgentResolve(ctx context.Context, env *Env, c *cli.Context, opts agentRe
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(lockPath, body, 0o644); err != nil {
+	if err := writeOutputFile(env, "--lock", lockPath, body); err != nil {
 		return err
 	}
 	if opts.JSON || opts.Quiet {
@@ -180,7 +180,7 @@ func checkAgentLock(env *Env, opts agentResolveOptions, agent *agentlock.Agent, 
 	if err != nil {
 		return err
 	}
-	have, err := os.ReadFile(lockPath)
+	have, err := readlimit.ReadFile(lockPath, readlimit.Profile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &errkind.CheckError{Problem: shown + " does not exist", Hint: "run dome agent resolve and commit " + shown}
 	}

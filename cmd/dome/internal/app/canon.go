@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dome-registry/dome/pkg/canonical"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -26,7 +27,7 @@ duplicate member names, invalid UTF-8, lone surrogates, numbers beyond a double,
 NaN/Infinity, trailing data and nesting deeper than --max-depth, naming line, column and
 byte offset (exit 2). The output is already JSON, so --json changes nothing.`,
 		Flags: withGlobal(
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 			&cli.IntFlag{Name: "max-depth", Value: canonical.DefaultMaxDepth, Usage: "deepest nesting of arrays and objects accepted"},
 			&cli.BoolFlag{Name: "newline", Usage: "end the output with a newline (not part of the canonical bytes)"},
 		),
@@ -42,7 +43,7 @@ byte offset (exit 2). The output is already JSON, so --json changes nothing.`,
 }
 
 func runCanon(_ context.Context, env *Env, opts canonOptions) error {
-	r, err := openInput(env, opts.Input)
+	r, err := openInput(env, opts.Input, readlimit.Document)
 	if err != nil {
 		return err
 	}

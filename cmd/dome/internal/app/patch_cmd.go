@@ -3,14 +3,12 @@ package app
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -65,27 +63,22 @@ type sourcedPatch struct {
 
 // readInput reads a patch file ("-" is stdin) within max bytes.
 func readInput(env *Env, name string, max int64) ([]byte, error) {
-	var r io.Reader
+	var data []byte
+	var err error
 	if name == "-" {
-		r = env.Stdin
+		data, err = readlimit.ReadAll(env.Stdin, max)
 	} else {
 		p := name
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(env.WorkDir, p)
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + strings.TrimPrefix(err.Error(), "open "+p+": "), Err: err}
-		}
-		defer f.Close()
-		r = f
+		data, err = readlimit.ReadFile(p, max)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if _, ok := readlimit.IsTooLarge(err); ok {
+		return nil, &errkind.InputError{Source: name, Problem: "patch is over the limit of " + readlimit.Size(max), Hint: "split the patch or raise --max-size"}
+	}
 	if err != nil {
-		return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + err.Error(), Err: err}
-	}
-	if int64(len(data)) > max {
-		return nil, &errkind.InputError{Source: name, Problem: fmt.Sprintf("patch is over the limit of %d bytes", max), Hint: "split the patch or raise --max-size"}
+		return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + pathErr(err), Err: err}
 	}
 	return data, nil
 }

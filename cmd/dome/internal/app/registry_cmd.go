@@ -12,6 +12,7 @@ func newRegistryCommand(env *Env) *cli.Command {
 			newRegistryCatCommand(env),
 			newRegistryIndexCommand(env),
 			newRegistryVerifyCommand(env),
+			newRegistryAcceptTagCommand(env),
 		},
 	}
 }

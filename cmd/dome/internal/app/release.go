@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/release"
 	"github.com/urfave/cli/v2"
@@ -133,7 +133,7 @@ func readSignKey(env *Env, path string) (*gitstore.OpenPGPKey, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(env.WorkDir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.PrivateKey)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sign-key", Problem: err.Error(), Hint: "give an armored OpenPGP private key file (gpg --export-secret-keys --armor KEYID)"}
 	}
@@ -151,7 +151,7 @@ func readKeyring(env *Env, path string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(env.WorkDir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.KeySet)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--keyring", Problem: err.Error(), Hint: "give a file of armored OpenPGP public keys (gpg --export --armor KEYID)"}
 	}
@@ -197,10 +197,12 @@ func runReleaseVerify(ctx context.Context, env *Env, reg *registry.Registry, opt
 	if err != nil {
 		return err
 	}
-	rels, err := reg.Releases(ref.ID)
+	// The tag as it is, whatever it is: verify reports every finding.
+	all, err := reg.ReleaseTags()
 	if err != nil {
 		return err
 	}
+	rels := all[ref.ID]
 	var rel *registry.Release
 	for i := range rels {
 		if rels[i].Version == ref.Rev {

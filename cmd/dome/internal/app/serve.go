@@ -115,16 +115,28 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	if err != nil {
 		return &errkind.InputError{Source: "--addr " + opts.Addr, Problem: err.Error(), Hint: "pick a free HOST:PORT (port 0 picks one)"}
 	}
+	const maxHeaderBytes = 64 << 10
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// "OPTIONS *" goes to the handler, which answers in the error
+		// shape, instead of net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
 	}
+	// net/http's own answers to requests it cannot read (431, 400, 505, 501,
+	// 417) come in the error shape too, and go into the access log.
+	onProtocolError := func(status int, code, msg, remote string) {
+		if opts.AccessLog {
+			logger.LogAttrs(ctx, slog.LevelInfo, "request", slog.Int("status", status), slog.String("code", code), slog.String("remote", remote), slog.String("problem", msg))
+		}
+	}
+	wrapped := httpapi.Listener(ln, maxHeaderBytes, onProtocolError)
 	publish := "disabled (no " + EnvActionRegistryAPIKey + ")"
 	if apiKey != "" {
 		publish = "enabled"
@@ -145,10 +157,10 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(wrapped) }()
 	select {
-	case err := <-served:
+	case err := <-done:
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	case <-sigCtx.Done():
 	}
@@ -160,7 +172,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		srv.Close()
 		logger.Warn("shutdown incomplete", "error", err.Error())
 	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	}
 	logger.Info("stopped")

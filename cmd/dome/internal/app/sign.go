@@ -7,6 +7,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -37,7 +38,7 @@ fresh "hash" and "signature" block is printed instead.`,
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (default: the key file name without .key or .pem)"},
 			&cli.StringFlag{Name: "kind", Usage: "payload type `KIND` the signature is bound to (e.g. dome.action/v1)"},
 			&cli.BoolFlag{Name: "embed", Usage: "print the document with its signature block embedded"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -62,7 +63,7 @@ func runSign(_ context.Context, env *Env, opts signOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInputFile(env, opts.Input)
+	data, err := readInputFile(env, opts.Input, readlimit.Document)
 	if err != nil {
 		return err
 	}

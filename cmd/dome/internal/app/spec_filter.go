@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/specfilter"
 	"github.com/urfave/cli/v2"
@@ -68,7 +68,7 @@ matches /pets). A selector that matches nothing is an error.`,
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` of the tool, or a profile file"},
 			&cli.StringFlag{Name: "spec", Usage: "filter a local spec `FILE` instead of a registry tool"},
 			&cli.StringFlag{Name: "root", Usage: "with --spec: the `DIR` local $refs may read (default: the spec's directory)"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the filtered spec to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the filtered spec to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 			&cli.BoolFlag{Name: "explain", Usage: "report every operation's and component's fate (stdout with --out, else stderr)"},
 			&cli.BoolFlag{Name: "strict", Usage: "a kept operation without an operationId is an error"},
 			&cli.BoolFlag{Name: "no-validate", Usage: "skip kin-openapi validation (references are still checked)"},
@@ -172,7 +172,7 @@ func relTo(base, p string) string {
 }
 
 func readProfileFile(env *Env, name string) (*specfilter.Profile, error) {
-	data, err := os.ReadFile(specFilterOptions{}.abs(env, name))
+	data, err := readlimit.ReadFile(specFilterOptions{}.abs(env, name), readlimit.Profile)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--profile", Problem: err.Error(), Err: err, Hint: "give a profile file (<id>.profile.json) or, with a tool, profile@ref"}
 	}
@@ -257,7 +257,7 @@ func filterAndReport(env *Env, opts specFilterOptions, doc *specfilter.Document,
 		}
 		return nil
 	}
-	if err := writeFileAtomic(opts.abs(env, opts.Out), res.JSON, 0o644); err != nil {
+	if err := writeOutputFile(env, "--out", opts.abs(env, opts.Out), res.JSON); err != nil {
 		return err
 	}
 	if opts.JSON {

@@ -166,7 +166,7 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		_, err := env.Stdout.Write(append(res.Doc, '\n'))
 		return err
 	}
-	if err := writeFileAtomic(absPath(env, opts.Out), append(res.Doc, '\n'), 0o644); err != nil {
+	if err := writeOutputFile(env, "--out", absPath(env, opts.Out), append(res.Doc, '\n')); err != nil {
 		return err
 	}
 	pp := res.Proposal

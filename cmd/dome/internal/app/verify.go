@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -77,7 +77,7 @@ func runVerify(_ context.Context, env *Env, opts verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInputFile(env, opts.Input)
+	data, err := readInputFile(env, opts.Input, readlimit.Document)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func verifyDetached(env *Env, opts verifyOptions, trusted *signing.TrustedKeys, 
 	if err != nil {
 		return nil, canonicalInputError(env, opts.Input, data, err)
 	}
-	raw, err := os.ReadFile(inputPath(env, opts.Sig))
+	raw, err := readlimit.ReadFile(inputPath(env, opts.Sig), readlimit.Signature)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sig " + opts.Sig, Problem: "cannot read the signature file: " + pathErr(err)}
 	}
