@@ -7,7 +7,9 @@ BIN       ?= bin/dome
 FUZZTIME  ?= 30s
 TESTFLAGS ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
+             -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT)
 
 .PHONY: help build demo test bench fuzz lint vendor-check conformance contract clean
 

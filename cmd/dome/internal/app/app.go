@@ -35,9 +35,6 @@ type Env struct {
 	StderrTTY bool
 }
 
-// Version is dome's version, set at link time with -ldflags "-X ...app.Version=...".
-var Version = "0.1.0-dev"
-
 // Main runs dome with args (args[0] is the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	wd, err := os.Getwd()
@@ -79,7 +76,7 @@ func newApp(env *Env) *cli.App {
 	a := &cli.App{
 		Name:                 "dome",
 		Usage:                "turn a git repository into a trustworthy tool registry",
-		Version:              Version,
+		Version:              domeVersion(),
 		Reader:               env.Stdin,
 		Writer:               env.Stdout,
 		ErrWriter:            env.Stderr,
@@ -123,6 +120,8 @@ func commands(env *Env) []*cli.Command {
 		newContractCommand(env),
 		newActionCommand(env),
 		newStackCommand(env),
+		newCompletionCommand(env),
+		newVersionCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)

@@ -67,7 +67,7 @@ A missing toolchain is a loud skip, and a failure when CI=true.`,
 }
 
 func runContractTest(ctx context.Context, env *Env, reg *registry.Registry, opts contractTestOptions) error {
-	g := &codegen.Generator{Reg: reg, DomeVersion: Version, Pinned: opts.Pinned}
+	g := &codegen.Generator{Reg: reg, DomeVersion: domeVersion(), Pinned: opts.Pinned}
 	jobs, err := planOne(ctx, g, opts.genOptions)
 	if err != nil {
 		return err
@@ -167,5 +167,5 @@ func toolchains(env *Env, reg *registry.Registry) contracttest.Options {
 // reproduceFor wires release.Reproducer to this process's toolchains and
 // prints skipped contract-test checks as warnings.
 func reproduceFor(env *Env, reg *registry.Registry) release.ReproduceFunc {
-	return release.Reproducer(reg, Version, toolchains(env, reg), func(rep *contracttest.Report) { warnSkips(env, rep, false) })
+	return release.Reproducer(reg, domeVersion(), toolchains(env, reg), func(rep *contracttest.Report) { warnSkips(env, rep, false) })
 }

@@ -104,7 +104,7 @@ bundle, generators lock, toolchain), or that generated files were edited by hand
 }
 
 func runGen(ctx context.Context, env *Env, reg *registry.Registry, opts genOptions) error {
-	g := &codegen.Generator{Reg: reg, DomeVersion: Version, Pinned: opts.Pinned}
+	g := &codegen.Generator{Reg: reg, DomeVersion: domeVersion(), Pinned: opts.Pinned}
 	var jobs []codegen.Job
 	var skipped []codegen.Skipped
 	var scope *codegen.Scope

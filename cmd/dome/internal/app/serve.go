@@ -132,7 +132,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		}
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String(), "store", storeDesc,
-		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", Version)
+		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", domeVersion())
 	logs.Flush()
 	go warnStaleLock(ctx, logger, store)
 	if _, ok := store.(httpapi.Watcher); ok && opts.Watch {
