@@ -21,14 +21,7 @@ func newActionPublishCommand(env *Env) *cli.Command {
 		Name:      "publish",
 		Usage:     "verify signed action documents and store them immutably",
 		ArgsUsage: "FILE...",
-		Description: `Publishes each FILE (a signed action document, see dome action sign) after checking
-its signature against the trusted keys. A (name, version) is immutable: publishing
-the same document again changes nothing ("unchanged"); other content under a
-published version is refused with IMMUTABLE_VERSION_CONFLICT (exit 1), as is a
-document that does not verify (UNKNOWN_KEY_ID, BAD_SIGNATURE). A --store git:PATH
-that does not exist yet is created as a bare repository. Files are published
-in order; the first failure stops the run (the files before it stay published).`,
-		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
+		Flags:     withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usagef("action publish needs at least one FILE")
@@ -45,6 +38,7 @@ in order; the first failure stops the run (the files before it stay published).`
 			defer store.Close()
 			return runActionPublish(c.Context, env, store, keys, opts)
 		},
+		Description: help("action_publish"),
 	}
 }
 

@@ -29,6 +29,7 @@ func newContractCommand(env *Env) *cli.Command {
 			newContractResolveCommand(env),
 			newContractListCommand(env),
 		},
+		Description: help("contract"),
 	}
 }
 

@@ -24,19 +24,6 @@ func newContractTestCommand(env *Env) *cli.Command {
 		Name:      "contract-test",
 		Usage:     "run a tool's golden contract-test cases against a profile and its generated clients",
 		ArgsUsage: "<tool@ref>",
-		Description: `For the tool's contract-tests/cases/*.json at the pinned commit:
-  (a) each case's request and response are validated against the filtered spec
-      (kin-openapi openapi3filter; credentials must be present);
-  (b) cases whose operation the profile excludes are reported as excluded;
-  (c) the generated Go client is built in a temporary module and run against an
-      in-process mock server serving the golden responses: the request it sends
-      must equal the golden request, its typed response the golden body;
-  (d) the TypeScript client is type-checked (tsc --noEmit) and the Python client
-      byte-compiled (python3 -m py_compile);
-and each client's operations index must equal the filtered spec's operations.
-Toolchains: go and python3 from PATH (DOME_GO, DOME_PYTHON override), tsc from
-DOME_TSC, else contract-tests/ts/node_modules/.bin/tsc of the repository, else PATH.
-A missing toolchain is a loud skip, and a failure when CI=true.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` (or a profile id at the tool's commit); default: the tool's default_profile"},
 			&cli.StringFlag{Name: "lang", Usage: "comma-separated languages to test (default: every target of generators.lock.json)"},
@@ -63,6 +50,7 @@ A missing toolchain is a loud skip, and a failure when CI=true.`,
 			}
 			return runContractTest(c.Context, env, reg, opts)
 		},
+		Description: help("contract-test"),
 	}
 }
 

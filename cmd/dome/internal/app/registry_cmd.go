@@ -13,5 +13,6 @@ func newRegistryCommand(env *Env) *cli.Command {
 			newRegistryIndexCommand(env),
 			newRegistryVerifyCommand(env),
 		},
+		Description: help("registry"),
 	}
 }

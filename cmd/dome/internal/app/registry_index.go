@@ -32,6 +32,7 @@ func newRegistryIndexCommand(env *Env) *cli.Command {
 			}
 			return runRegistryIndex(c.Context, env, reg, registryIndexOptions{Ref: c.String("ref"), Out: c.String("out")})
 		},
+		Description: help("registry_index"),
 	}
 }
 
@@ -97,5 +98,6 @@ func newRegistryVerifyCommand(env *Env) *cli.Command {
 			}
 			return reportVerifications(env, vs, globalBool(c, flagJSON))
 		},
+		Description: help("registry_verify"),
 	}
 }

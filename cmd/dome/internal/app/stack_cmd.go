@@ -29,6 +29,7 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackPromoteCommand(env),
 			newStackVerifyCommand(env),
 		},
+		Description: help("stack"),
 	}
 }
 

@@ -24,7 +24,7 @@ type stackSubmitOptions struct {
 func newStackSubmitCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:      "submit",
-		Usage:     "verify proposals (seed section 7), pre-filter them with the stack policy, apply-check them on the base and record each decision",
+		Usage:     "verify proposals, pre-filter them with the stack policy, apply-check them on the base and record each decision",
 		ArgsUsage: "PROPOSAL... (files written by dome stack propose; - for standard input)",
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), stackPolicyFlag(), createdAtFlag(),
 			&cli.StringFlag{Name: "trusted", Usage: "trusted worker keys `FILE` (default: the policy's signatures.trusted_keys)"},
@@ -41,6 +41,7 @@ func newStackSubmitCommand(env *Env) *cli.Command {
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_submit"),
 	}
 }
 
