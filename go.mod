@@ -55,8 +55,3 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 )
-
-// dome patch of santhosh-tekuri/jsonschema v6.0.3 (pulled in by kin-openapi):
-// its draft meta-schemas compile on first use instead of at init, saving every
-// dome process ~3 ms and ~2 MB. See third_party/santhosh-tekuri-jsonschema/PATCH.md.
-replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/santhosh-tekuri-jsonschema
