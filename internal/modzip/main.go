@@ -42,6 +42,7 @@ func run(version, rev, out string) error {
 	if err != nil {
 		return err
 	}
+	root = strings.TrimSpace(root)
 	gomod, err := git("show", rev+":go.mod")
 	if err != nil {
 		return err
