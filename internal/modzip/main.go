@@ -63,8 +63,20 @@ func run(version, rev, out string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	// The committed files at rev (git archive), not the worktree: what a
+	// tag would serve. (zip.CreateFromVCS does not take a git worktree.)
+	src, err := os.MkdirTemp("", "modzip-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, rev, src)
+	archive.Stderr = os.Stderr
+	if err := archive.Run(); err != nil {
+		return fmt.Errorf("git archive %s: %w", rev, err)
+	}
 	var z bytes.Buffer
-	if err := zip.CreateFromVCS(&z, m, root, rev, ""); err != nil {
+	if err := zip.CreateFromDir(&z, m, src); err != nil {
 		return fmt.Errorf("zip %s at %s: %w", m, rev, err)
 	}
 	when, err := git("show", "-s", "--format=%cI", rev)
