@@ -106,6 +106,8 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// the part after "postgres://"). Guard it with
 			// [!postgres] skip, a condition that is an error when CI=true.
 			"pgdatabase": pgDatabase,
+			// ciscript KIND FILE JOB OUT: the commands of a CI template's job as a bash script.
+			"ciscript": ciScript,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")
