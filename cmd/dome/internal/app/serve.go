@@ -79,6 +79,7 @@ func newServeCommand(env *Env) *cli.Command {
 			defer store.Close()
 			return runServe(c.Context, env, store, desc, keys, keysSource, opts)
 		},
+		Subcommands: []*cli.Command{newServeProbeCommand(env)},
 		Description: help("serve"),
 	}
 }
