@@ -76,7 +76,7 @@ func (r *renderer) index() string {
 	fmt.Fprintf(&b, "dome: %s.\n\n", r.app.Usage)
 	b.WriteString("```\ndome [global flags] <command> [flags] [arguments]\n```\n\n")
 	b.WriteString("Global flags are accepted before or after the command name (`dome --json resolve x` and `dome resolve x --json` mean the same):\n\n")
-	r.flagTable(&b, r.app.Flags, false)
+	r.flagTable(&b, r.app.Flags)
 	b.WriteString("\n`--help`, `-h` prints the help of any command (`dome stack apply --help`), the same text as these pages; `--version`, `-v` prints the version.\n\n")
 	b.WriteString("| command | what it does |\n|---|---|\n")
 	for _, c := range r.topLevel() {
@@ -114,7 +114,7 @@ func (r *renderer) section(b *strings.Builder, c *cli.Command, path []string, le
 		b.WriteString("\n\n")
 	}
 	if own := r.ownFlags(c.Flags); len(own) > 0 {
-		r.flagTable(b, own, true)
+		r.flagTable(b, own)
 		b.WriteString("\n")
 	}
 	if len(subs) > 0 {
@@ -230,7 +230,7 @@ func defaultOf(f cli.Flag, d cli.DocGenerationFlag) string {
 	return v
 }
 
-func (r *renderer) flagTable(b *strings.Builder, flags []cli.Flag, _ bool) {
+func (r *renderer) flagTable(b *strings.Builder, flags []cli.Flag) {
 	b.WriteString("| flag | meaning |\n|---|---|\n")
 	for _, f := range flags {
 		if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
@@ -355,4 +355,3 @@ func (r *renderer) manFlags(b *strings.Builder, flags []cli.Flag) {
 
 // manText drops the backticks of a placeholder in a usage line.
 func manText(s string) string { return strings.ReplaceAll(s, "`", "") }
-
