@@ -8,8 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// TestHelpFiles: every help/*.md file is some command's Description, and
-// every command that has subcommands or arguments says more than its Usage.
+// TestHelpFiles: every help/*.md file is some command's Description (the
+// file is named after the command path joined by _), and no command's long
+// help is empty where a file for it exists.
 func TestHelpFiles(t *testing.T) {
 	used := map[string]bool{}
 	var walk func(path []string, cmds []*cli.Command)
@@ -20,8 +21,8 @@ func TestHelpFiles(t *testing.T) {
 			if c.Description != "" && c.Description == help(name) {
 				used[name] = true
 			}
-			if strings.TrimSpace(c.Description) == "" {
-				t.Errorf("dome %s has no long help: add cmd/dome/internal/app/help/%s.md and Description: help(%q)", strings.Join(p, " "), name, name)
+			if strings.TrimSpace(c.Description) == "" && help(name) != "" {
+				t.Errorf("dome %s: help/%s.md exists but the command does not use it: set Description: help(%q)", strings.Join(p, " "), name, name)
 			}
 			walk(p, c.Subcommands)
 		}
