@@ -11,7 +11,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
              -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT)
 
-.PHONY: help build demo test bench fuzz lint docs install-check vendor-check conformance contract clean
+.PHONY: help build demo test bench fuzz lint docs install-check release-check vendor-check conformance contract clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,6 +46,9 @@ docs: ## regenerate the command reference (docs/reference/, docs/man/) from the 
 
 install-check: ## prove go install github.com/dome-registry/dome/cmd/dome@VERSION works (a local module proxy, a clean GOPATH)
 	./scripts/go-install-check.sh
+
+release-check: ## goreleaser check, and two snapshot builds that must be byte-identical (builds goreleaser once)
+	./scripts/release-check.sh
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
