@@ -103,7 +103,7 @@ func (r *renderer) section(b *strings.Builder, c *cli.Command, path []string, le
 		b.WriteString(generatedNote)
 	}
 	if c.Usage != "" {
-		fmt.Fprintf(b, "%s.\n\n", upperFirst(strings.TrimSuffix(c.Usage, ".")))
+		fmt.Fprintf(b, "%s.\n\n", mdSafe(upperFirst(strings.TrimSuffix(c.Usage, "."))))
 	}
 	subs := visible(c.Subcommands)
 	if c.Action != nil || len(subs) == 0 {
