@@ -63,6 +63,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // Run runs dome in env.
 func Run(ctx context.Context, env *Env, args []string) int {
 	a := newApp(env)
+	if helpWanted(a, args) {
+		loadHelp(a.Commands)
+	}
 	err := a.RunContext(ctx, interspersed(a, args))
 	return report(env, err)
 }

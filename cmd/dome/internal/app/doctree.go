@@ -21,7 +21,9 @@ func DocApp() *cli.App {
 		Now:     func() time.Time { return time.Unix(0, 0).UTC() },
 		WorkDir: "/",
 	}
-	return newApp(env)
+	a := newApp(env)
+	loadHelp(a.Commands)
+	return a
 }
 
 // GlobalFlagNames are the names of the flags every command accepts.
