@@ -64,7 +64,7 @@ func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 		t.Errorf("mod_timestamp %v: binaries' times must be the commit's", build["mod_timestamp"])
 	}
 	ld := join(build["ldflags"])
-	for _, want := range []string{"-buildid=", "app.Version={{ .Version }}", "app.Commit={{ .FullCommit }}"} {
+	for _, want := range []string{"-buildid=", "app.Version=v{{ .Version }}", "app.Commit={{ .FullCommit }}"} {
 		if !strings.Contains(ld, want) {
 			t.Errorf("ldflags %q lack %s", ld, want)
 		}
