@@ -99,7 +99,10 @@ func main() {
 		row(o.label+": --version", o.label+": dome --version", "git --version", "")
 		row(o.label+": cold read", o.label+": dome registry cat (cold)", "git show", "git cat-file blob")
 	}
-	fmt.Println("target: the cold read within 2x of git show (dome/git <= 2.00x)")
+	// git show on this small history is about 2 ms, below what any Go
+	// program linking go-git needs to start (bench/resolve's floor row), so
+	// the 2x target is bench/resolve's, on a large registry.
+	fmt.Println("note: the cold read's 2x-of-git target is bench/resolve's (a 2,000-tool, 5,000-commit registry); these rows track start-up across builds")
 }
 
 type variant struct{ label, path string }
