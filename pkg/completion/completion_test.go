@@ -90,10 +90,40 @@ func TestBash_Completes(t *testing.T) {
 	}
 }
 
-func TestZsh_Parses(t *testing.T) {
+func TestZsh_Completes(t *testing.T) {
 	needShell(t, "zsh")
-	if out, err := exec.Command("zsh", "-n", script(t, "zsh")).CombinedOutput(); err != nil {
+	p := script(t, "zsh")
+	if out, err := exec.Command("zsh", "-n", p).CombinedOutput(); err != nil {
 		t.Fatalf("zsh -n: %v\n%s", err, out)
+	}
+	// zsh's completion functions stubbed to print what the script offers
+	// (zsh itself filters the candidates by the typed prefix).
+	stub := `compdef() { :; }
+_describe() { local -a arr; arr=("${(@P)4}"); print -rl -- "${arr[@]%%:*}"; }
+_files() { print -r -- "<files>"; }
+source "$1"
+words=("${(@)argv[2,-1]}"); CURRENT=$(( $# - 1 )); _prog | tr '\n' ' '`
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"prog", "grp", ""}, "leaf other"},
+		{[]string{"prog", "--repo", "grp", ""}, "grp top"},
+		{[]string{"prog", "grp", "leaf", "--"}, "--out -o --check --repo"},
+		{[]string{"prog", "grp", "leaf", "-o", ""}, "<files>"},
+	} {
+		cmd := exec.Command("zsh", append([]string{"-f", "-c", stub, "zsh", p}, c.words...)...)
+		cmd.Dir = filepath.Dir(p)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", c.words, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != c.want {
+			t.Errorf("zsh completes %q with %q, want %q", c.words, got, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(p), "pwned")); err == nil {
+		t.Fatal("a description was executed")
 	}
 }
 
