@@ -209,3 +209,48 @@ func TestDockerfile_BuildStage(t *testing.T) {
 		t.Fatalf("dome version --json: %v\n%s", err, v)
 	}
 }
+
+// TestDockerfile_ModuleStage replays the build stage's first steps: the files
+// its COPY instructions take before `RUN go mod download`, alone in a
+// folder, must be enough to download every module (go.work and the patched
+// copy in third_party/ included), here from this machine's module cache.
+func TestDockerfile_ModuleStage(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not found")
+	}
+	var copies []string
+	for _, l := range dockerfile(t) {
+		if strings.HasPrefix(l, "RUN go mod download") {
+			break
+		}
+		if f := strings.Fields(l); f[0] == "COPY" && !strings.HasPrefix(f[1], "--") {
+			copies = append(copies, f[1:len(f)-1]...)
+		}
+	}
+	joined := " " + strings.Join(copies, " ") + " "
+	for _, want := range []string{" go.mod ", " go.sum ", " go.work ", " go.work.sum ", " third_party/ "} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the build stage does not copy %s before go mod download (the container would build with upstream jsonschema, or fail)", strings.TrimSpace(want))
+		}
+	}
+	dir := t.TempDir()
+	for _, c := range copies {
+		cp := exec.Command("cp", "-r", filepath.Join(root, strings.TrimSuffix(c, "/")), dir)
+		if out, err := cp.CombinedOutput(); err != nil {
+			t.Fatalf("COPY %s: %v\n%s", c, err, out)
+		}
+	}
+	out, err := exec.Command(gocmd, "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	cmd := exec.Command(gocmd, "mod", "download")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOMODCACHE="+filepath.Join(dir, ".modcache"), "GOPROXY=file://"+cache, "GOSUMDB=off", "GOWORK=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download with only %v: %v\n%s", copies, err, b)
+	}
+	exec.Command("chmod", "-R", "u+w", dir).Run() // the module cache is read-only; let TempDir remove it
+}
