@@ -123,6 +123,8 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// ID, sealed again unsigned. dome stack propose cannot make
 			// it: it refuses such diffs itself.
 			"forgeproposal": forgeProposal,
+			// ciscript KIND FILE JOB OUT: the commands of a CI template's job as a bash script.
+			"ciscript": ciScript,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")

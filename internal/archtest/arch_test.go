@@ -63,3 +63,18 @@ func TestLayering(t *testing.T) {
 		}
 	}
 }
+
+// TestDomeBinaryLinksNoDocGenerator: the man page writer (go-md2man, and
+// urfave/cli's docs.go that uses it) and cmd/dome/internal/docgen stay out of
+// bin/dome, which is built with the urfave_cli_no_docs tag.
+func TestDomeBinaryLinksNoDocGenerator(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "urfave_cli_no_docs", module+"/cmd/dome").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "go-md2man") || strings.Contains(dep, "blackfriday") || strings.HasSuffix(dep, "/docgen") {
+			t.Errorf("bin/dome links %s: documentation generators belong in cmd/dome/internal/docgen, a separate program", dep)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func (m *mailState) checkHeader(l string, hdr *[3]*string, overwrite bool) error
 	}
 	if v, ok := skipHeader(l, "Content-Type"); ok {
 		if _, ok := attr(v, "boundary="); ok {
-			return m.errf("a multipart mail (Content-Type %q) is not read; export the patch with git format-patch without --attach", v)
+			return m.errf("a multipart mail (Content-Type %q) is not read; export the patch with plain git format-patch, not as an attachment", v)
 		}
 		m.charset, _ = attr(v, "charset=")
 	}

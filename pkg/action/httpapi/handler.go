@@ -430,6 +430,12 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	res, v, err := action.PublishDocument(r.Context(), h.store, d, h.keys)
 	switch {
 	case err == nil:
+		if res.Created {
+			// Read your writes: the store's change notification arrives
+			// asynchronously, so answers cached before this publish must not
+			// outlive it in this process.
+			h.gen.Add(1)
+		}
 	case !v.Verified && v.Err != nil:
 		det := map[string]any{"hash": v.Hash}
 		if v.KID != "" {

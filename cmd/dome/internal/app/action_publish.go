@@ -22,18 +22,7 @@ func newActionPublishCommand(env *Env) *cli.Command {
 		Name:      "publish",
 		Usage:     "verify signed action documents and store them immutably",
 		ArgsUsage: "FILE...",
-		Description: `Publishes each FILE: a signed action document (see dome action sign), or the
-publish request of the HTTP API, {"schema": {...}, "signature": {"kid", "alg", "sig"}}
-(the hash is computed when it has none). Every FILE is read and its signature
-checked against the trusted keys before the store is opened: a bad document or
-signature (UNKNOWN_KEY_ID, BAD_SIGNATURE, exit 1) stops the run before anything is
-published, and a --store git:PATH that does not exist yet is created as a bare
-repository only then. A (name, version) is immutable: publishing the same payload
-again changes nothing ("unchanged", naming the signature the store keeps); other
-content under a published version is refused with IMMUTABLE_VERSION_CONFLICT
-(exit 1). Files are published in order; a conflict stops the run (the files before
-it stay published).`,
-		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
+		Flags:     withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usagef("action publish needs at least one FILE")
@@ -54,6 +43,7 @@ it stay published).`,
 			defer store.Close()
 			return runActionPublish(c.Context, env, store, keys, docs, opts)
 		},
+		Description: help("action_publish"),
 	}
 }
 

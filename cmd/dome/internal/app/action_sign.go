@@ -22,11 +22,6 @@ func newActionSignCommand(env *Env) *cli.Command {
 		Name:      "sign",
 		Usage:     "sign an action document with an Ed25519 key",
 		ArgsUsage: "FILE",
-		Description: `Checks FILE (a JSON object with a valid "name" and a SemVer "version") and prints its
-canonical form (RFC 8785) with fresh "hash" and "signature" members: hash is
-"sha256:" of the canonical document without "hash", "signature" and "verified";
-the signature is Ed25519 over "DSSEv1 32 application/vnd.dome.action+json 71 <hash>".
---out FILE receives exactly the canonical bytes (stdout gets a final newline too).`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "key", Usage: "private key `FILE` (PKCS#8 PEM, as dome action keygen writes)"},
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (default: the key file name without .key or .pem)"},
@@ -41,6 +36,7 @@ the signature is Ed25519 over "DSSEv1 32 application/vnd.dome.action+json 71 <ha
 			}
 			return runActionSign(c.Context, env, actionSignOptions{Key: c.String("key"), KID: c.String("kid"), Input: c.Args().First(), Out: c.String("out")})
 		},
+		Description: help("action_sign"),
 	}
 }
 

@@ -24,6 +24,7 @@ func newAgentCommand(env *Env) *cli.Command {
 			newAgentDiscoverCommand(env),
 			newAgentResolveCommand(env),
 		},
+		Description: help("agent"),
 	}
 }
 

@@ -28,16 +28,6 @@ func newAgentResolveCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "select one MCP server per requirement of agents.md and write agents.lock",
-		Description: `For each requires.mcp entry the candidates are the servers with the category and
-every permission; constraints then reject servers (residency, sensitivity,
-trust.requireSigned, constraints.actions.forbid); the first remaining server
-in tie-break order is selected: signed first, then the smallest id, then the
-smallest version (SemVer precedence when both are SemVer). When a requirement
-has no server, nothing is written and dome exits 1 with the reasons.
---explain also writes agents.resolution.json beside the lock: every candidate,
-its reason codes and the exact constraint values used (also on failure).
---check writes nothing and exits 1 when agents.lock differs from what resolve
-would write (for CI). --json prints the explain document on stdout.`,
 		Flags: withGlobal(append(agentInputFlags(),
 			&cli.StringFlag{Name: "lock", Usage: "write the lock to `FILE` (default: agents.lock beside agents.md)"},
 			&cli.BoolFlag{Name: "explain", Usage: "also write agents.resolution.json beside the lock"},
@@ -55,6 +45,7 @@ would write (for CI). --json prints the explain document on stdout.`,
 			}
 			return runAgentResolve(c.Context, env, c, opts)
 		},
+		Description: help("agent_resolve"),
 	}
 }
 

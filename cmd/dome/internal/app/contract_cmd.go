@@ -30,6 +30,7 @@ func newContractCommand(env *Env) *cli.Command {
 			newContractResolveCommand(env),
 			newContractListCommand(env),
 		},
+		Description: help("contract"),
 	}
 }
 

@@ -30,17 +30,6 @@ func newContractResolveCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "compile the contract text for a command in a project",
-		Description: `The resolver's steps: load the project (blocked: missing_project),
-the command (blocked: unknown_command), its intent (fixed mapping), the stack preset
-(blocked: invalid_configuration); build the active rules (defaults, the project's
-toggles, filtered by intent); resolve conflicts (error vs error: blocked
-conflicting_rules; warn vs error: the warn rule is dropped; info in any conflict:
-dropped; warn vs warn: blocked); compile constraints (preset, then rules, then the
-project's overrides; two rules setting one key differently: invalid_configuration);
-render the fixed template. Prints the contract text, or with --json the
-ResolveResult. One JSON log line (no user input, only its digest) goes to stderr,
-or is appended to --log FILE. Exit 0 ok; blocked: 2 for missing_project and
-unknown_command, 1 for conflicting_rules and invalid_configuration.`,
 		Flags: withGlobal(append(contractSourceFlags(),
 			&cli.StringFlag{Name: "project", Usage: "the project `ID` (policy/contracts/projects/ID.json)"},
 			&cli.StringFlag{Name: "command", Usage: "the command `ID` (commands.json)"},
@@ -71,6 +60,7 @@ unknown_command, 1 for conflicting_rules and invalid_configuration.`,
 			}
 			return runContractResolve(c.Context, env, src, ref, opts)
 		},
+		Description: help("contract_resolve"),
 	}
 }
 

@@ -24,16 +24,13 @@ func newDigestCommand(env *Env) *cli.Command {
 		Name:      "digest",
 		Usage:     "print the sha256 digest of the canonical form of JSON files",
 		ArgsUsage: "[FILE|-]...",
-		Description: `Prints sha256:<64 hex> of the RFC 8785 canonical bytes of each FILE (stdin when none or
--): the digest dome records as payload_digest and signs. With several files each line
-is "<digest>  <file>". --raw hashes the bytes as they are (any file, JSON or not).
---json prints one JSON line per input: {"source", "digest", "canonicalization", "bytes"}.`,
 		Flags: withGlobal(
 			&cli.BoolFlag{Name: "raw", Usage: "hash the file's bytes as they are, without canonicalizing"},
 		),
 		Action: func(c *cli.Context) error {
 			return runDigest(c.Context, env, digestOptions{Inputs: c.Args().Slice(), Raw: c.Bool("raw"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("digest"),
 	}
 }
 

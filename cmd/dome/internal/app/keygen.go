@@ -27,10 +27,6 @@ func newKeygenCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "keygen",
 		Usage: "create an Ed25519 signing key and its trusted key entry",
-		Description: `Writes DIR/<kid>.key (private key, PKCS#8 PEM, mode 0600), DIR/<kid>.pub (public key,
-PKIX PEM) and DIR/<kid>.trusted.json (a trusted key set holding this key, for
-dome verify --trusted), and prints the trusted key entry. Existing files are never
-overwritten.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (letters, digits, . _ : @ + -)"},
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "directory `DIR` for the key files"},
@@ -41,6 +37,7 @@ overwritten.`,
 			}
 			return runKeygen(c.Context, env, rand.Reader, keygenOptions{KID: c.String("kid"), Out: c.String("out"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("keygen"),
 	}
 }
 

@@ -47,6 +47,7 @@ func newPatchApplyCommand(env *Env) *cli.Command {
 				JSON: globalBool(c, flagJSON),
 			})
 		},
+		Description: help("patch_apply"),
 	}
 }
 

@@ -23,6 +23,7 @@ func newPatchCommand(env *Env) *cli.Command {
 			newPatchFingerprintsCommand(env),
 			newPatchOverlapCommand(env),
 		},
+		Description: help("patch"),
 	}
 }
 

@@ -18,17 +18,10 @@ type registryAcceptTagOptions struct {
 
 func newRegistryAcceptTagCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "accept-tag",
-		Usage:     "accept a release tag that was moved on purpose, so dome reads through it again (logged)",
-		ArgsUsage: "<tool@vX.Y.Z | registry/<tool>/vX.Y.Z | generators/<bundle>/vX.Y.Z>",
-		Description: `dome remembers every release tag it reads (the tag object and the commit) and refuses a
-tag that points elsewhere later, in every command, naming the commit first seen and the
-commit now (exit 1). When the move was deliberate (a release re-cut before anyone used it,
-a repository rewritten), accept-tag makes the memory hold the tag as it is now and appends
-a line to the log beside it: when, who (DOME_TAGGER_NAME/EMAIL, else the git identity),
-the tag, the old and new tag object and commit, and --reason. A tool tag must still match
-its own release record. The memory is $DOME_KNOWN_TAGS, else
-$XDG_STATE_HOME/dome/known-tags (~/.local/state/dome/known-tags).`,
+		Name:        "accept-tag",
+		Usage:       "accept a release tag that was moved on purpose, so dome reads through it again (logged)",
+		ArgsUsage:   "<tool@vX.Y.Z | registry/<tool>/vX.Y.Z | generators/<bundle>/vX.Y.Z>",
+		Description: help("registry_accept-tag"),
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "reason", Usage: "why the move is legitimate (`TEXT`, required; it goes into the log)"},
 		),

@@ -14,5 +14,6 @@ func newRegistryCommand(env *Env) *cli.Command {
 			newRegistryVerifyCommand(env),
 			newRegistryAcceptTagCommand(env),
 		},
+		Description: help("registry"),
 	}
 }

@@ -29,6 +29,7 @@ func newRegistryIndexCommand(env *Env) *cli.Command {
 			}
 			return runRegistryIndex(c.Context, env, reg, registryIndexOptions{Ref: c.String("ref"), Out: c.String("out")})
 		},
+		Description: help("registry_index"),
 	}
 }
 
@@ -91,5 +92,6 @@ func newRegistryVerifyCommand(env *Env) *cli.Command {
 			}
 			return reportVerifications(env, vs, globalBool(c, flagJSON))
 		},
+		Description: help("registry_verify"),
 	}
 }

@@ -28,13 +28,6 @@ func newReleaseCommand(env *Env) *cli.Command {
 		Name:      "release",
 		Usage:     "check a tool at a commit and tag it as an immutable release registry/<tool>/vX.Y.Z",
 		ArgsUsage: "<tool_id> <vX.Y.Z>",
-		Description: `At the pinned commit (--ref, default HEAD): the tool exists, every profile filters
-cleanly, contract tests pass and generation reproduces; the version is SemVer and
-greater than the latest release; breaking changes against the previous release (per
-profile, on the filtered specs) need a major bump unless --allow-breaking REASON.
-Then the annotated tag registry/<tool>/vX.Y.Z is created with a compare-and-swap (a
-second release of one version fails; dome never moves a tag) carrying the canonical
-release record, OpenPGP-signed with --sign-key, and pushed alone with --push.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "ref", Value: "HEAD", Usage: "release the tool at `REF`"},
 			&cli.StringFlag{Name: "sign-key", Usage: "sign the tag with the armored OpenPGP private key in `FILE` (passphrase in DOME_SIGN_KEY_PASSPHRASE)"},
@@ -58,6 +51,7 @@ release record, OpenPGP-signed with --sign-key, and pushed alone with --push.`,
 			}
 			return runRelease(c.Context, env, reg, opts)
 		},
+		Description: help("release"),
 	}
 }
 
@@ -182,6 +176,7 @@ func newReleaseVerifyCommand(env *Env) *cli.Command {
 			}
 			return runReleaseVerify(c.Context, env, reg, releaseVerifyOptions{Tool: c.Args().First(), Keyring: c.String("keyring"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("release_verify"),
 	}
 }
 

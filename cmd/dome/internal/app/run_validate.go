@@ -8,10 +8,11 @@ import (
 
 func newRunValidateCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "validate",
-		Usage:     "check a work queue: schema, ids, capabilities, dependencies, cycles (exit 2 naming the nodes and the cycle's path)",
-		ArgsUsage: "QUEUE",
-		Flags:     withGlobal(runPolicyFlag(), runResolverFlag()),
+		Name:        "validate",
+		Description: help("run_validate"),
+		Usage:       "check a work queue: schema, ids, capabilities, dependencies, cycles (exit 2 naming the nodes and the cycle's path)",
+		ArgsUsage:   "QUEUE",
+		Flags:       withGlobal(runPolicyFlag(), runResolverFlag()),
 		Action: func(c *cli.Context) error {
 			in, err := loadRunInputs(env, c)
 			if err != nil {

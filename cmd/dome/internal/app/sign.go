@@ -26,13 +26,6 @@ func newSignCommand(env *Env) *cli.Command {
 		Name:      "sign",
 		Usage:     "sign the canonical form of a JSON file with an Ed25519 key",
 		ArgsUsage: "FILE",
-		Description: `Signs the RFC 8785 canonical form of FILE as payload type --kind (the artifact kind,
-e.g. dome.action/v1): Ed25519 over the DSSE PAE of (kind, "sha256:<hex>" of the
-canonical payload). Prints a detached signature file:
-  {"payload_type", "canonicalization", "hash", "signature": {"alg", "kid", "sig"}}
-With --embed, FILE must be a JSON object: its top-level "hash", "signature" and
-"verified" members are left out of the payload, and the canonical document with a
-fresh "hash" and "signature" block is printed instead.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "key", Usage: "private key `FILE` (PKCS#8 PEM, as dome keygen writes)"},
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (default: the key file name without .key or .pem)"},
@@ -52,6 +45,7 @@ fresh "hash" and "signature" block is printed instead.`,
 				Embed: c.Bool("embed"), Out: c.String("out"),
 			})
 		},
+		Description: help("sign"),
 	}
 }
 

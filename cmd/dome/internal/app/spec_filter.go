@@ -42,6 +42,7 @@ func newSpecCommand(env *Env) *cli.Command {
 		Name:        "spec",
 		Usage:       "work with a tool's OpenAPI spec",
 		Subcommands: []*cli.Command{newSpecFilterCommand(env), newSpecDiffCommand(env)},
+		Description: help("spec"),
 	}
 }
 
@@ -50,20 +51,6 @@ func newSpecFilterCommand(env *Env) *cli.Command {
 		Name:      "filter",
 		Usage:     "apply a profile to a tool's OpenAPI spec and print filtered.openapi.json (RFC 8785 canonical JSON)",
 		ArgsUsage: "<tool@ref> | --spec FILE",
-		Description: `Keeps the operations the profile's selectors pick (allow minus deny; deny wins),
-exactly the components they reach, the tags they use; bundles local external $refs
-into components; applies the profile's servers and strip_extensions; validates the
-result with kin-openapi. Same spec + same profile => same bytes.
-
-Registry form: dome spec filter petstore@v1.2.0 --profile readonly@v1.2.0
-  (the spec, its schemas and the profile are read from git at the pinned commits;
-  without --profile the tool's default_profile at the same commit is used;
-  --profile may also name a local .json file to try a profile on a pinned spec)
-Local form:    dome spec filter --spec spec/openapi.yaml --profile readonly.profile.json
-
-Selectors: an operationId, "tag:<name>", or "<METHOD|*> <path-glob>" (doublestar,
-matched against the path template as written: "GET /pets/{petId}"; "/pets/**" also
-matches /pets). A selector that matches nothing is an error.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` of the tool, or a profile file"},
 			&cli.StringFlag{Name: "spec", Usage: "filter a local spec `FILE` instead of a registry tool"},
@@ -119,6 +106,7 @@ matches /pets). A selector that matches nothing is an error.`,
 			}
 			return runSpecFilterRegistry(c.Context, env, reg, opts)
 		},
+		Description: help("spec_filter"),
 	}
 }
 

@@ -32,6 +32,7 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackVerifyCommand(env),
 			newStackPolicyCommand(env),
 		},
+		Description: help("stack"),
 	}
 }
 

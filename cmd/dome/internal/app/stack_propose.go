@@ -88,6 +88,7 @@ func newStackProposeCommand(env *Env) *cli.Command {
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_propose"),
 	}
 }
 

@@ -26,6 +26,7 @@ func newStackStatusCommand(env *Env) *cli.Command {
 			defer repo.Close()
 			return runStackStatus(c.Context, env, repo, stackLayout(env, c, repo), globalBool(c, flagJSON))
 		},
+		Description: help("stack_status"),
 	}
 }
 

@@ -41,6 +41,7 @@ func newStackSubmitCommand(env *Env) *cli.Command {
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_submit"),
 	}
 }
 

@@ -53,6 +53,15 @@ func wireCommand(c *cli.Command, path string) {
 				return usageError{&errkind.InputError{Source: cmdSource(path), Problem: "missing required flag --" + name, Hint: helpHint(path)}}
 			}
 		}
+		if maxArgs == 0 && len(c.Subcommands) > 0 && ctx.NArg() > 0 {
+			// dome serve probe: a word after a command with subcommands
+			// of its own is a misspelt subcommand more likely than an argument.
+			return usageError{&errkind.InputError{
+				Source:  cmdSource(path),
+				Problem: fmt.Sprintf("unknown command %q (commands: %s)", ctx.Args().First(), commandNames(c.Subcommands)),
+				Hint:    helpHint(path),
+			}}
+		}
 		if maxArgs >= 0 && ctx.NArg() > maxArgs {
 			return usageError{strayArgs(path, c.ArgsUsage, ctx.Args().Slice(), maxArgs)}
 		}

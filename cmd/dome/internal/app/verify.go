@@ -26,12 +26,6 @@ func newVerifyCommand(env *Env) *cli.Command {
 		Name:      "verify",
 		Usage:     "verify the signature of a JSON file against trusted keys",
 		ArgsUsage: "FILE",
-		Description: `Checks FILE's signature made as payload type --kind with a key of the trusted set
-(--trusted FILE, else $TRUSTED_KEYS_PATH, else $TRUSTED_KEYS_JSON). The signature is
-read from --sig SIGFILE (as dome sign prints it), else from FILE itself: an embedded
-"signature" block (dome sign --embed), or the header of a sealed artifact
-{"header", "payload"}. Exit 0 when it verifies; exit 1 with the reason and its code
-(UNKNOWN_KEY_ID, BAD_SIGNATURE) when it does not; exit 2 for unreadable input.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "trusted", Usage: "trusted keys `FILE`: a JSON array of {kid, alg, public_key}"},
 			&cli.StringFlag{Name: "kind", Usage: "payload type `KIND` the signature must be bound to"},
@@ -49,6 +43,7 @@ read from --sig SIGFILE (as dome sign prints it), else from FILE itself: an embe
 				JSON: globalBool(c, flagJSON),
 			})
 		},
+		Description: help("verify"),
 	}
 }
 
