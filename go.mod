@@ -3,6 +3,7 @@ module github.com/dome-registry/dome
 go 1.26.0
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/ProtonMail/go-crypto v1.1.6
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/getkin/kin-openapi v0.152.0

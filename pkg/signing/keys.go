@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"filippo.io/edwards25519"
+
 	"github.com/dome-registry/dome/pkg/canonical"
 )
 
@@ -176,7 +178,28 @@ func ParsePublicKey(kid, s string) (PublicKey, error) {
 	default:
 		return PublicKey{}, errors.New(`public key: want "base64:<raw 32 bytes>" or a PKIX PEM block`)
 	}
+	if err := CheckPublicPoint(raw); err != nil {
+		return PublicKey{}, fmt.Errorf("public key: %w", err)
+	}
 	return PublicKey{KID: kid, Alg: AlgEd25519, Key: ed25519.PublicKey(slices.Clone(raw))}, nil
+}
+
+// CheckPublicPoint refuses a 32-byte Ed25519 public key that is not a point
+// on the curve or is of small order. crypto/ed25519.Verify accepts
+// small-order keys: with the identity point as the key, R = identity and
+// S = 0 verify every message, so such a key would let anyone sign.
+func CheckPublicPoint(raw []byte) error {
+	if len(raw) != ed25519.PublicKeySize {
+		return fmt.Errorf("an Ed25519 public key has 32 bytes, got %d", len(raw))
+	}
+	p, err := new(edwards25519.Point).SetBytes(raw)
+	if err != nil {
+		return errors.New("not a point on the Ed25519 curve")
+	}
+	if new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1 {
+		return errors.New("a small-order point: such a key verifies forged signatures; generate a real key")
+	}
+	return nil
 }
 
 // TrustedKeys is an immutable set of trusted public keys by kid.
@@ -202,6 +225,9 @@ func NewTrustedKeys(keys ...PublicKey) (*TrustedKeys, error) {
 		}
 		if len(k.Key) != ed25519.PublicKeySize {
 			return nil, fmt.Errorf("trusted keys: kid %q: an Ed25519 public key has 32 bytes, got %d", k.KID, len(k.Key))
+		}
+		if err := CheckPublicPoint(k.Key); err != nil {
+			return nil, fmt.Errorf("trusted keys: kid %q: %w", k.KID, err)
 		}
 		if _, dup := t.byKID[k.KID]; dup {
 			return nil, fmt.Errorf("trusted keys: kid %q is listed twice", k.KID)
