@@ -128,11 +128,18 @@ func NewIndex(r *Resolver, c *Catalog) (*Index, error) {
 				if op, _ := contract.op(m.Op); op != nil && op.Declared {
 					how = "declared by x-dome-class"
 				}
-				return nil, bad(field, fmt.Sprintf("%s capability maps %s, a %s operation (%s)", capb.Class, m.Method, m.Class, how), "map it from a capability of class "+string(m.Class)+" or higher")
+				return nil, bad(field, fmt.Sprintf("%s capability maps %s, %s %s operation (%s)", capb.Class, m.Method, article(string(m.Class)), m.Class, how), "map it from a capability of class "+string(m.Class)+" or higher")
 			}
 			ix.owners[m.Method] = append(ix.owners[m.Method], id)
 		}
 		ix.methods[id] = ms
 	}
 	return ix, nil
+}
+
+func article(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an"
+	}
+	return "a"
 }
