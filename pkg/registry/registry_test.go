@@ -206,6 +206,20 @@ func TestExampleRegistry(t *testing.T) {
 			}
 		}
 	}
+	entries, err := reg.A2AList(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range entries {
+		kinds[e.Kind]++
+		if e.Digest == "" || len(e.Capabilities) == 0 {
+			t.Errorf("%s/%s: %+v", e.Kind, e.ID, e)
+		}
+	}
+	if kinds["runtime"] < 3 || kinds["tool"] < 3 || kinds["profile"] < 3 {
+		t.Errorf("a2a entries: %v", kinds)
+	}
 	for _, f := range []string{registry.ResolverSpecPath, registry.PolicySpecPath} {
 		if _, err := reg.ReadPolicyFile(p, f); err != nil {
 			t.Errorf("%s: %v", f, err)
