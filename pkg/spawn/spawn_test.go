@@ -20,8 +20,8 @@ func fields() spawn.Fields {
 	return spawn.Fields{
 		RunID: "run-1", WaveID: "wave-1", NodeID: "node-3", NodeExecutionID: "ne-3.1",
 		TaskSpecRef: "ops/runs/run-1/work.queue.json@" + sha, ToolProfileRef: digst,
-		ContainerRef: "ghcr.io/dome/worker@" + digst,
-		ActionSpec:   spawn.ActionSpec{Intent: "docs.update", Summary: "say hello in the README", Inputs: json.RawMessage(`{"files":["README.md"]}`)},
+		ContainerRef:    "ghcr.io/dome/worker@" + digst,
+		ActionSpec:      spawn.ActionSpec{Intent: "docs.update", Summary: "say hello in the README", Inputs: json.RawMessage(`{"files":["README.md"]}`)},
 		DeterminismSeed: 42,
 	}
 }

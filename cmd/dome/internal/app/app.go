@@ -123,6 +123,8 @@ func commands(env *Env) []*cli.Command {
 		newContractCommand(env),
 		newActionCommand(env),
 		newStackCommand(env),
+		newGrantCommand(env),
+		newSpawnCommand(env),
 	}
 	for _, c := range cmds {
 		setUsageErrors(c)
