@@ -74,10 +74,18 @@ type Error struct {
 
 func (e *Error) Error() string {
 	parts := make([]string, 0, 4)
-	for _, p := range []string{e.Source, e.Field, e.Msg} {
-		if p != "" {
-			parts = append(parts, p)
+	if e.Code.Input() || e.Code == CodeWrongKind {
+		// Bad input: say where in which input.
+		for _, p := range []string{e.Source, e.Field} {
+			if p != "" {
+				parts = append(parts, p)
+			}
 		}
+	} else if e.Msg != "" {
+		parts = append(parts, "grant refused")
+	}
+	if e.Msg != "" {
+		parts = append(parts, e.Msg)
 	}
 	if e.Err != nil {
 		parts = append(parts, e.Err.Error())

@@ -236,7 +236,7 @@ func Derive(src Sources, req Need) (*Derivation, error) {
 	switch {
 	case hasWrite && pol.Grants.SingleUseForWrite:
 		d.Profile.SingleUse = true
-		ex.Constraints = append(ex.Constraints, ConstraintDecision{Field: "single_use", Value: true, Rule: "the grant has write methods and the policy's single_use_for_write is on: spent on its first write call"})
+		ex.Constraints = append(ex.Constraints, ConstraintDecision{Field: "single_use", Value: true, Rule: "the grant has write or admin methods and the policy's single_use_for_write is on: spent by its first write or admin call"})
 	case req.SingleUse:
 		d.Profile.SingleUse = true
 		ex.Constraints = append(ex.Constraints, ConstraintDecision{Field: "single_use", Value: true, Rule: "requested"})
@@ -355,25 +355,29 @@ func deriveConstraints(d *Derivation, ex *Explanation, pol *Policy, caps []*Capa
 	var total int64
 	wall := int64(-1)
 	wallFrom := ""
+	from := map[string][]string{}
 	for _, c := range caps {
 		t := c.Template
-		pick := func(tv, dv []string) []string {
+		pick := func(field string, tv, dv []string) []string {
 			if tv != nil {
+				from[field] = append(from[field], fmt.Sprintf("%s template %v", c.ID, tv))
 				return tv
 			}
+			from[field] = append(from[field], fmt.Sprintf("%s policy default %v", c.ID, dv))
 			return dv
 		}
-		read = unionRoots(read, pick(t.readRoots(), def.readRoots()))
+		read = unionRoots(read, pick("io.read_roots", t.readRoots(), def.readRoots()))
 		if c.Class.Mutates() {
-			write = unionRoots(write, pick(t.writeRoots(), def.writeRoots()))
+			write = unionRoots(write, pick("io.write_roots", t.writeRoots(), def.writeRoots()))
 		}
 		deny = append(deny, t.denyGlobs()...)
-		hosts = unionHosts(hosts, pick(t.hosts(), def.hosts()))
+		hosts = unionHosts(hosts, pick("net.allow_hosts", t.hosts(), def.hosts()))
 		calls := *def.maxCalls()
 		if v := t.maxCalls(); v != nil {
 			calls = *v
 		}
 		byCap[c.ID] = calls
+		from["budgets.max_calls_by_capability"] = append(from["budgets.max_calls_by_capability"], fmt.Sprintf("%s %d", c.ID, calls))
 		total += calls
 		w := *def.maxWall()
 		if v := t.maxWall(); v != nil {
@@ -384,11 +388,16 @@ func deriveConstraints(d *Derivation, ex *Explanation, pol *Policy, caps []*Capa
 		}
 	}
 	deny = sortedSet(deny)
-	start := "the policy defaults (" + pol.Source + ") with each required capability's constraints_template"
+	united := func(field string) string {
+		if len(from[field]) == 0 {
+			return "no write or admin capability: nothing"
+		}
+		return "united: " + strings.Join(from[field], "; ")
+	}
 	rules := map[string]string{
-		"io.read_roots": start + ", united", "io.write_roots": start + ", united over the write and admin capabilities",
-		"io.deny_globs": "every deny glob of the policy defaults and the templates", "net.allow_hosts": start + ", united",
-		"budgets.max_calls": "the sum of the capabilities' max_calls", "budgets.max_calls_by_capability": start,
+		"io.read_roots": united("io.read_roots"), "io.write_roots": united("io.write_roots"),
+		"io.deny_globs": "every deny glob of the policy defaults (" + pol.Source + ") and the capabilities' templates", "net.allow_hosts": united("net.allow_hosts"),
+		"budgets.max_calls": "the sum of the capabilities' max_calls", "budgets.max_calls_by_capability": "each capability's template, else the policy default: " + strings.Join(from["budgets.max_calls_by_capability"], ", "),
 		"budgets.max_wall_seconds": "the smallest max_wall_seconds of the capabilities (" + wallFrom + ")",
 	}
 	apply := func(t *Template, who string) error {

@@ -143,6 +143,10 @@ func Parse(token []byte) (*Grant, error) {
 	g.signedDigest = digestString(hs.Sum(sum[:0]))
 	g.payloadDigestOK = digestString(sha256Sum(token[pStart:pEnd])) == h.PayloadDigest
 	g.Digest = digestString(sha256Sum(token))
+	g.methods = make(map[string]int, len(g.Payload.AllowedMethods))
+	for i, m := range g.Payload.AllowedMethods {
+		g.methods[m.Method] = i
+	}
 	return g, nil
 }
 

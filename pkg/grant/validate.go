@@ -81,7 +81,6 @@ func (g *Grant) validate() error {
 	if len(p.AllowedMethods) == 0 {
 		return bad("allowed_methods", "empty")
 	}
-	g.methods = make(map[string]int, len(p.AllowedMethods))
 	for i, m := range p.AllowedMethods {
 		field := fmt.Sprintf("allowed_methods[%d]", i)
 		if _, _, ok := SplitMethod(m.Method); !ok {
@@ -99,7 +98,6 @@ func (g *Grant) validate() error {
 		if _, ok := slices.BinarySearch(p.AllowedCapabilities, m.Capability); !ok {
 			return bad(field, "capability %q is not in allowed_capabilities", m.Capability)
 		}
-		g.methods[m.Method] = i
 	}
 	if err := sortedUnique(p.Contracts); err != nil {
 		return bad("contracts", "%v", err)

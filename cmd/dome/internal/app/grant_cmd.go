@@ -69,7 +69,7 @@ type deriveOptions struct {
 func deriveOptionsFrom(c *cli.Context) (deriveOptions, error) {
 	o := deriveOptions{Ref: c.String("ref"), Card: c.String("card"), Profile: c.String("profile")}
 	if o.Card == "" {
-		return o, usagef("%s needs --card KIND/ID[@REF] (list them with: dome registry cards)", c.Command.FullName())
+		return o, usagef("grant %s needs --card KIND/ID[@REF] (list them with: dome registry cards)", c.Command.Name)
 	}
 	var caps []string
 	for _, v := range c.StringSlice("capability") {
@@ -80,7 +80,7 @@ func deriveOptionsFrom(c *cli.Context) (deriveOptions, error) {
 		}
 	}
 	if len(caps) == 0 {
-		return o, usagef("%s needs at least one --capability CAP (the node's required capabilities)", c.Command.FullName())
+		return o, usagef("grant %s needs at least one --capability CAP (the node's required capabilities)", c.Command.Name)
 	}
 	ttl := c.Duration("ttl")
 	if ttl < 0 || ttl%time.Second != 0 {
@@ -213,6 +213,15 @@ func grantError(err error) error {
 		c.Problem = c.Problem + " (" + string(ge.Code) + ")"
 		return &c
 	}
+	if ge.Source == "derive" {
+		// Name the flag the field came from.
+		c := *ge
+		c.Source, c.Field = "--"+deriveFlagOf(ge.Field), ""
+		if ge.Field == "" || ge.Field == "budgets" || strings.HasPrefix(ge.Field, "budgets.") || ge.Field == "narrow" || ge.Field == "constraints" {
+			c.Source = "grant derive"
+		}
+		ge = &c
+	}
 	msg := ge.Error()
 	if ge.Code.Input() {
 		return &errkind.InputError{Problem: msg, Hint: ge.Hint, Err: err}
@@ -300,4 +309,15 @@ func readAtMost(r io.Reader, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("over the limit of %d bytes", max)
 	}
 	return data, nil
+}
+
+// deriveFlagOf names the flag behind a derivation field.
+func deriveFlagOf(field string) string {
+	switch field {
+	case "capabilities":
+		return "capability"
+	case "node_id":
+		return "node"
+	}
+	return field
 }

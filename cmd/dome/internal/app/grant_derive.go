@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -98,7 +99,8 @@ func runGrantDerive(ctx context.Context, env *Env, reg *registry.Registry, o der
 		fmt.Fprintf(env.Stdout, "  - %s (%s): %s\n", m.Method, m.Class, m.Rule)
 	}
 	for _, k := range d.Explain.Constraints {
-		fmt.Fprintf(env.Stdout, "  = %s: %s\n", k.Field, k.Rule)
+		v, _ := json.Marshal(k.Value)
+		fmt.Fprintf(env.Stdout, "  = %s %s: %s\n", k.Field, v, k.Rule)
 	}
 	return nil
 }
