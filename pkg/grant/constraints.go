@@ -196,6 +196,11 @@ func NormalizeRoot(r string) (string, error) {
 
 // CheckGlob checks a doublestar deny glob.
 func CheckGlob(g string) error {
+	for _, c := range g {
+		if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
+			return fmt.Errorf("deny glob %q: control characters and line separators are not allowed", g)
+		}
+	}
 	if g == "" || !doublestar.ValidatePattern(g) {
 		return fmt.Errorf("deny glob %q is not a valid doublestar pattern", g)
 	}
@@ -221,27 +226,35 @@ func NormalizeHost(h string) (string, error) {
 
 // rootContains reports whether root r contains path p (both clean).
 func rootContains(r, p string) bool {
-	return r == "." || p == r || strings.HasPrefix(p, r+"/")
+	return r == "." || p == r || len(p) > len(r) && p[len(r)] == '/' && p[:len(r)] == r
 }
 
-// minimalRoots sorts roots and drops those inside another.
+// minimalRoots sorts roots and drops those inside another: each root's
+// ancestors are looked up in a set, so n roots cost O(n * depth).
 func minimalRoots(roots []string) []string {
-	rs := slices.Clone(roots)
-	slices.Sort(rs)
-	rs = slices.Compact(rs)
-	out := make([]string, 0, len(rs))
-	for _, r := range rs {
+	set := make(map[string]bool, len(roots))
+	for _, r := range roots {
+		set[r] = true
+	}
+	if set["."] {
+		return []string{"."}
+	}
+	out := make([]string, 0, len(set))
+	for r := range set {
 		inside := false
-		for _, o := range rs {
-			if o != r && rootContains(o, r) {
-				inside = true
+		for p := r; !inside; {
+			i := strings.LastIndexByte(p, '/')
+			if i < 0 {
 				break
 			}
+			p = p[:i]
+			inside = set[p]
 		}
 		if !inside {
 			out = append(out, r)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

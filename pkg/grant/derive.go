@@ -1,6 +1,10 @@
 package grant
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -195,10 +199,11 @@ func Derive(src Sources, req Need) (*Derivation, error) {
 
 	// Methods: the union of the capabilities' methods, through the view.
 	granted := map[string]bool{}
-	var methods []Method
+	methods := make([]Method, 0, 16)
 	tools := map[string]bool{}
 	for _, capb := range capabilities {
 		tools[capb.Tool] = true
+		rules := map[string]string{} // by Via: one rule string per capability and route
 		for _, m := range ix.methods[capb.ID] {
 			if granted[m.Method] {
 				continue
@@ -211,9 +216,13 @@ func Derive(src Sources, req Need) (*Derivation, error) {
 			}
 			granted[m.Method] = true
 			methods = append(methods, Method{Capability: capb.ID, Class: m.Class, Method: m.Method, SideEffect: m.SideEffect})
-			rule := fmt.Sprintf("resolver %s via %s (%s); policy: %s may hold %s; card %s offers %s", capb.ID, m.Via, capb.Class, role, capb.Class, src.CardID, capb.ID)
-			if prof != nil {
-				rule += "; A2A profile " + prof.ID + " lets it through"
+			rule, ok := rules[m.Via]
+			if !ok {
+				rule = "resolver " + capb.ID + " via " + m.Via + " (" + string(capb.Class) + "); policy: " + role + " may hold " + string(capb.Class) + "; card " + src.CardID + " offers " + capb.ID
+				if prof != nil {
+					rule += "; A2A profile " + prof.ID + " lets it through"
+				}
+				rules[m.Via] = rule
 			}
 			ex.Granted = append(ex.Granted, MethodDecision{Method: m.Method, Capability: capb.ID, Class: m.Class, Rule: rule})
 		}
@@ -366,12 +375,12 @@ func deriveConstraints(d *Derivation, ex *Explanation, pol *Policy, caps []*Capa
 			from[field] = append(from[field], fmt.Sprintf("%s policy default %v", c.ID, dv))
 			return dv
 		}
-		read = unionRoots(read, pick("io.read_roots", t.readRoots(), def.readRoots()))
+		read = append(read, pick("io.read_roots", t.readRoots(), def.readRoots())...)
 		if c.Class.Mutates() {
-			write = unionRoots(write, pick("io.write_roots", t.writeRoots(), def.writeRoots()))
+			write = append(write, pick("io.write_roots", t.writeRoots(), def.writeRoots())...)
 		}
 		deny = append(deny, t.denyGlobs()...)
-		hosts = unionHosts(hosts, pick("net.allow_hosts", t.hosts(), def.hosts()))
+		hosts = append(hosts, pick("net.allow_hosts", t.hosts(), def.hosts())...)
 		calls := *def.maxCalls()
 		if v := t.maxCalls(); v != nil {
 			calls = *v
@@ -387,7 +396,7 @@ func deriveConstraints(d *Derivation, ex *Explanation, pol *Policy, caps []*Capa
 			wall, wallFrom = w, c.ID
 		}
 	}
-	deny = sortedSet(deny)
+	read, write, deny, hosts = minimalRoots(read), minimalRoots(write), sortedSet(deny), sortedSet(hosts)
 	united := func(field string) string {
 		if len(from[field]) == 0 {
 			return "no write or admin capability: nothing"
@@ -517,15 +526,27 @@ func TemplateFromA2A(c *a2a.Constraints) (*Template, error) {
 }
 
 // profileID content-addresses a profile: "tp-" and 20 hex digits of the
-// digest of its canonical content (profile_id excluded).
+// digest of its canonical content (profile_id excluded). Profile's members
+// are declared in canonical order, its maps have ASCII keys and its strings
+// hold no control characters nor U+2028/U+2029 (checked when the inputs
+// were parsed), so encoding/json without HTML escaping writes exactly the
+// RFC 8785 bytes (TestProfileID_Canonical) at a fraction of the cost.
 func profileID(p Profile) (string, error) {
 	p.ProfileID = ""
-	b, err := canonical.Marshal(p)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
 		return "", fmt.Errorf("profile id: %w", err)
 	}
-	d := canonical.Digest(b)
-	return "tp-" + d[len("sha256:"):len("sha256:")+20], nil
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return "tp-" + hex.EncodeToString(sum[:10]), nil
+}
+
+// ProfileCanonical returns the canonical bytes a profile_id is the digest of.
+func ProfileCanonical(p Profile) ([]byte, error) {
+	p.ProfileID = ""
+	return canonical.Marshal(p)
 }
 
 // inputsHash is the digest of every input of a derivation: the policy, the

@@ -1,6 +1,8 @@
 package grant_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -179,4 +181,30 @@ func mustCard(s string) *a2a.Card {
 		panic(err)
 	}
 	return c
+}
+
+// The fast profile_id encoding is the canonical one, for every shape of
+// profile the example registry derives.
+func TestProfileID_Canonical(t *testing.T) {
+	f := newFixture(t)
+	for _, n := range []grant.Need{
+		{Capabilities: []string{"repo.read", "repo.propose"}, Role: "worker", NodeID: "node-1"},
+		{Capabilities: []string{"repo.read"}, Role: "worker", Narrow: &grant.Template{IO: &grant.IOTemplate{DenyGlobs: []string{"**/é<&>/**", `a\*`}}}},
+	} {
+		d, err := grant.Derive(f.workerSources(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := grant.ProfileCanonical(d.Profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(c)
+		if want := "tp-" + hex.EncodeToString(sum[:10]); d.Profile.ProfileID != want {
+			t.Errorf("profile id %s, canonical digest gives %s", d.Profile.ProfileID, want)
+		}
+	}
+	if _, err := grant.Derive(f.workerSources(), grant.Need{Capabilities: []string{"repo.read"}, Role: "worker", Narrow: &grant.Template{IO: &grant.IOTemplate{DenyGlobs: []string{"a\u2028b"}}}}); grant.CodeOf(err) != grant.CodeBadRequest {
+		t.Errorf("a line separator in a glob: %v", err)
+	}
 }
