@@ -78,7 +78,6 @@ type GrantRules struct {
 	DefaultTTLSeconds int64                   `json:"default_ttl_seconds"`
 	MaxTTLSeconds     int64                   `json:"max_ttl_seconds"`
 	SingleUseForWrite bool                    `json:"single_use_for_write,omitempty"`
-	ClockSkewSeconds  *int64                  `json:"clock_skew_seconds,omitempty"`
 	Audiences         map[string]AudienceRule `json:"audiences"`
 }
 
@@ -88,19 +87,11 @@ type AudienceRule struct {
 	Description string   `json:"description,omitempty"`
 }
 
-// DefaultClockSkew is the verification clock skew when the policy sets none.
+// DefaultClockSkewSeconds is a verifier's clock skew unless configured.
 const DefaultClockSkewSeconds = 30
 
 // MaxClockSkewSeconds bounds any configured clock skew.
 const MaxClockSkewSeconds = 300
-
-// ClockSkewSeconds returns the policy's clock skew (default 30 s).
-func (p *Policy) ClockSkewSeconds() int64 {
-	if p.Grants.ClockSkewSeconds == nil {
-		return DefaultClockSkewSeconds
-	}
-	return *p.Grants.ClockSkewSeconds
-}
 
 // MayHold reports whether role may hold class.
 func (p *Policy) MayHold(role string, c Class) bool {
