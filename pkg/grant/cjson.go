@@ -218,7 +218,7 @@ func (s *scanner) array(elem func() error) error {
 
 // strings reads an array of strings (never nil).
 func (s *scanner) strs() ([]string, error) {
-	out := []string{}
+	out := make([]string, 0, 4)
 	err := s.array(func() error {
 		v, err := s.str()
 		out = append(out, v)

@@ -186,10 +186,8 @@ func NormalizeRoot(r string) (string, error) {
 	if clean := path.Clean(r); clean != r {
 		return "", fmt.Errorf("root %q: write it clean, as %q", r, clean)
 	}
-	for _, comp := range strings.Split(r, "/") {
-		if comp == ".." {
-			return "", fmt.Errorf("root %q: '..' is not allowed", r)
-		}
+	if r == ".." || strings.HasPrefix(r, "../") {
+		return "", fmt.Errorf("root %q: '..' is not allowed", r)
 	}
 	return r, nil
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -170,17 +169,36 @@ func malformed(field string, err error) *Error {
 	return &Error{Code: CodeMalformed, Source: "grant", Field: field, Msg: err.Error()}
 }
 
+// payloadMembers are the payload's members; required ones are checked by
+// a bit per member.
+var payloadMembers = [...]struct {
+	name     string
+	required bool
+}{
+	{"allowed_capabilities", true}, {"allowed_methods", true}, {"audience", true}, {"budgets", true},
+	{"constraints", true}, {"contracts", true}, {"expires_at", true}, {"issued_at", true}, {"issuer", true},
+	{"jti", true}, {"node_execution_id", false}, {"node_id", false}, {"profile_id", true}, {"run_id", true},
+	{"single_use", true}, {"wave_id", true}, {"worker_id", false},
+}
+
 func parsePayload(s *scanner, p *Payload) error {
-	var seen []string
+	var seen uint32
+	nonEmpty := func(v string, err error) (string, error) {
+		if err == nil && v == "" {
+			err = errors.New("empty: leave the member out instead")
+		}
+		return v, err
+	}
 	err := s.object(func(name []byte, _ int) error {
 		var err error
-		n := string(name)
-		seen = append(seen, n)
-		switch n {
+		bit := -1
+		switch string(name) {
 		case "allowed_capabilities":
+			bit = 0
 			p.AllowedCapabilities, err = s.strs()
 		case "allowed_methods":
-			p.AllowedMethods = []Method{}
+			bit = 1
+			p.AllowedMethods = make([]Method, 0, 8)
 			err = s.array(func() error {
 				var m Method
 				if err := parseMethod(s, &m); err != nil {
@@ -190,49 +208,56 @@ func parsePayload(s *scanner, p *Payload) error {
 				return nil
 			})
 		case "audience":
+			bit = 2
 			p.Audience, err = s.str()
 		case "budgets":
+			bit = 3
 			err = parseBudgets(s, &p.Budgets)
 		case "constraints":
+			bit = 4
 			err = parseConstraints(s, &p.Constraints)
 		case "contracts":
+			bit = 5
 			p.Contracts, err = s.strs()
 		case "expires_at":
+			bit = 6
 			p.ExpiresAt, err = s.str()
 		case "issued_at":
+			bit = 7
 			p.IssuedAt, err = s.str()
 		case "issuer":
+			bit = 8
 			p.Issuer, err = s.str()
 		case "jti":
+			bit = 9
 			p.JTI, err = s.str()
 		case "node_execution_id":
-			p.NodeExecutionID, err = s.str()
-			if err == nil && p.NodeExecutionID == "" {
-				err = errors.New("empty: leave the member out instead")
-			}
+			bit = 10
+			p.NodeExecutionID, err = nonEmpty(s.str())
 		case "node_id":
-			p.NodeID, err = s.str()
-			if err == nil && p.NodeID == "" {
-				err = errors.New("empty: leave the member out instead")
-			}
+			bit = 11
+			p.NodeID, err = nonEmpty(s.str())
 		case "profile_id":
+			bit = 12
 			p.ProfileID, err = s.str()
 		case "run_id":
+			bit = 13
 			p.RunID, err = s.str()
 		case "single_use":
+			bit = 14
 			p.SingleUse, err = s.boolean()
 		case "wave_id":
+			bit = 15
 			p.WaveID, err = s.str()
 		case "worker_id":
-			p.WorkerID, err = s.str()
-			if err == nil && p.WorkerID == "" {
-				err = errors.New("empty: leave the member out instead")
-			}
+			bit = 16
+			p.WorkerID, err = nonEmpty(s.str())
 		default:
-			return fmt.Errorf("unknown member %q", n)
+			return fmt.Errorf("unknown member %q", name)
 		}
+		seen |= 1 << bit
 		if err != nil {
-			return fmt.Errorf("%s: %w", n, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		return nil
 	})
@@ -240,9 +265,9 @@ func parsePayload(s *scanner, p *Payload) error {
 		return err
 	}
 	var missing []string
-	for _, r := range []string{"allowed_capabilities", "allowed_methods", "audience", "budgets", "constraints", "contracts", "expires_at", "issued_at", "issuer", "jti", "profile_id", "run_id", "single_use", "wave_id"} {
-		if !slices.Contains(seen, r) {
-			missing = append(missing, r)
+	for i, m := range payloadMembers {
+		if m.required && seen&(1<<i) == 0 {
+			missing = append(missing, m.name)
 		}
 	}
 	if len(missing) > 0 {

@@ -3,6 +3,7 @@ package grant
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -82,7 +83,7 @@ func (g *Grant) validate() error {
 		return bad("allowed_methods", "empty")
 	}
 	for i, m := range p.AllowedMethods {
-		field := fmt.Sprintf("allowed_methods[%d]", i)
+		field := "allowed_methods[" + strconv.Itoa(i) + "]"
 		if _, _, ok := SplitMethod(m.Method); !ok {
 			return bad(field, "method %q: want <tool_id>/<operationId>", m.Method)
 		}
@@ -109,14 +110,19 @@ func (g *Grant) validate() error {
 		}
 	}
 	io := &p.Constraints.IO
-	for name, roots := range map[string][]string{"read_roots": io.ReadRoots, "write_roots": io.WriteRoots} {
-		for _, r := range roots {
+	for _, f := range [2]struct {
+		name  string
+		roots []string
+	}{{"read_roots", io.ReadRoots}, {"write_roots", io.WriteRoots}} {
+		for i, r := range f.roots {
 			if _, err := NormalizeRoot(r); err != nil {
-				return bad("constraints.io."+name, "%v", err)
+				return bad("constraints.io."+f.name, "%v", err)
 			}
-		}
-		if !slices.Equal(minimalRoots(roots), roots) {
-			return bad("constraints.io."+name, "%v: want sorted roots, none inside another", roots)
+			for _, o := range f.roots[:i] {
+				if o >= r || rootContains(o, r) || rootContains(r, o) {
+					return bad("constraints.io."+f.name, "%v: want sorted roots, none inside another", f.roots)
+				}
+			}
 		}
 	}
 	if err := sortedUnique(io.DenyGlobs); err != nil {
