@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -230,7 +231,17 @@ func Derive(src Sources, req Need) (*Derivation, error) {
 	if len(methods) == 0 {
 		return nil, reqErr(CodeNoMethods, "capabilities", "nothing is left to grant: the A2A profile's view removed every method of %s", strings.Join(caps, ", "))
 	}
-	slices.SortFunc(methods, func(a, b Method) int { return strings.Compare(a.Method, b.Method) })
+	// Sort by name through an index: cheaper than moving the structs.
+	order := make([]int, len(methods))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(methods[a].Method, methods[b].Method) })
+	sorted := make([]Method, len(methods))
+	for i, j := range order {
+		sorted[i] = methods[j]
+	}
+	methods = sorted
 	explainExcluded(&ex, ix, tools, granted, caps)
 
 	d := &Derivation{TTLSeconds: ttl}
@@ -369,10 +380,10 @@ func deriveConstraints(d *Derivation, ex *Explanation, pol *Policy, caps []*Capa
 		t := c.Template
 		pick := func(field string, tv, dv []string) []string {
 			if tv != nil {
-				from[field] = append(from[field], fmt.Sprintf("%s template %v", c.ID, tv))
+				from[field] = append(from[field], c.ID+" template ["+strings.Join(tv, " ")+"]")
 				return tv
 			}
-			from[field] = append(from[field], fmt.Sprintf("%s policy default %v", c.ID, dv))
+			from[field] = append(from[field], c.ID+" policy default ["+strings.Join(dv, " ")+"]")
 			return dv
 		}
 		read = append(read, pick("io.read_roots", t.readRoots(), def.readRoots())...)
@@ -386,7 +397,7 @@ func deriveConstraints(d *Derivation, ex *Explanation, pol *Policy, caps []*Capa
 			calls = *v
 		}
 		byCap[c.ID] = calls
-		from["budgets.max_calls_by_capability"] = append(from["budgets.max_calls_by_capability"], fmt.Sprintf("%s %d", c.ID, calls))
+		from["budgets.max_calls_by_capability"] = append(from["budgets.max_calls_by_capability"], c.ID+" "+strconv.FormatInt(calls, 10))
 		total += calls
 		w := *def.maxWall()
 		if v := t.maxWall(); v != nil {
