@@ -7,9 +7,11 @@ BIN       ?= bin/dome
 FUZZTIME  ?= 30s
 TESTFLAGS ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
+             -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT)
 
-.PHONY: help build demo test bench fuzz lint vendor-check conformance contract clean
+.PHONY: help build demo test bench fuzz lint docs install-check release-check vendor-check conformance contract clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -23,12 +25,14 @@ demo: build ## run the main job on the example registry in this repo
 test: ## run every test (unit, CLI scripts, conformance short form)
 	$(GO) test -count=1 -timeout 20m $(TESTFLAGS) ./...
 
-conformance: ## patch engine vs git: 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
+conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
 	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
 
-contract: build ## contract tests of every example tool x profile (go, ts, python); tsc from npm ci --prefix contract-tests/ts
+contract: build ## contract tests of every example tool x profile and the skill contracts (go, ts, python); tsc from npm ci --prefix contract-tests/ts
 	@for t in petstore ticketing inventory action-registry; do for p in default readonly highrisk; do \
 	  echo "== $$t $$p"; ./$(BIN) contract-test $$t@HEAD --profile $$p || exit 1; done; done
+	@for t in repo-read patch-proposal repo-admin; do \
+	  echo "== $$t default"; ./$(BIN) contract-test $$t@HEAD --profile default || exit 1; done
 
 vendor-check: ## prove internal/oapicodegen is upstream oapi-codegen + dome.patch (needs the Go module proxy)
 	./scripts/vendor-oapi-codegen.sh --check
@@ -38,6 +42,15 @@ bench: build ## compare dome with its peers side by side (see bench/)
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	./scripts/fuzz.sh $(FUZZTIME)
+
+docs: ## regenerate the command reference (docs/reference/, docs/man/) from the CLI definitions
+	$(GO) run ./cmd/dome/internal/docgen
+
+install-check: ## prove go install github.com/dome-registry/dome/cmd/dome@VERSION works (a local module proxy, a clean GOPATH)
+	./scripts/go-install-check.sh
+
+release-check: ## goreleaser check, and two snapshot builds that must be byte-identical (builds goreleaser once)
+	./scripts/release-check.sh
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
