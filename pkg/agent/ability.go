@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -31,7 +30,7 @@ type Ability struct {
 
 // AbilityFileID returns the ability id a file name carries (<id>.md).
 func AbilityFileID(name string) (string, bool) {
-	id, ok := strings.CutSuffix(path.Base(name), ".md")
+	id, ok := strings.CutSuffix(fileBase(name), ".md")
 	return id, ok && validID(id)
 }
 

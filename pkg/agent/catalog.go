@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
@@ -87,14 +86,16 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 			add(err)
 			continue
 		}
-		if want := strings.TrimSuffix(path.Base(f.Path), ".runtime.json"); rt.ID != want {
+		if want := strings.TrimSuffix(fileBase(f.Path), ".runtime.json"); rt.ID != want {
 			add(&errkind.InputError{Source: f.Path, Field: "/id", Problem: fmt.Sprintf("%q, but the file is named for %q", rt.ID, want), Hint: "name the file <id>.runtime.json"})
 			continue
 		}
 		rts[rt.ID] = rt
 	}
+	sawStandard := false
 	for _, f := range agents {
 		id, ok := ProfileFileID(f.Path)
+		sawStandard = sawStandard || id == StandardAgentID
 		if !ok {
 			add(&errkind.InputError{Source: f.Path, Problem: "an agent profile is named <id>.agent.json, .agent.yaml or .agent.yml"})
 			continue
@@ -112,8 +113,11 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 			add(err)
 		}
 	}
-	if err := set.CheckStandard(); err != nil {
-		add(err)
+	if _, ok := set.byID[StandardAgentID]; ok || !sawStandard {
+		// (A standard profile that failed to parse is reported already.)
+		if err := set.CheckStandard(); err != nil {
+			add(err)
+		}
 	}
 	for _, id := range set.ids {
 		p, src := set.byID[id].p, set.byID[id].source

@@ -202,6 +202,9 @@ type StepState struct {
 	Status      string `json:"status"` // pending, running, succeeded, failed, cancelled, skipped
 	Attempts    int    `json:"attempts"`
 	Reason      string `json:"reason,omitempty"`
+	Message     string `json:"message,omitempty"`
+	Delegate    string `json:"delegate,omitempty"` // the agent a delegate step handed its task to
+	Tool        string `json:"tool,omitempty"`     // the tool a tool step called
 	Compensated string `json:"compensated,omitempty"`
 }
 
@@ -276,7 +279,13 @@ func LoadRun(runDir, runID string) (*Record, error) {
 			if err != nil {
 				return nil, err
 			}
-			s.Status, s.Reason = p.Status, p.Reason
+			s.Status, s.Reason, s.Message = p.Status, p.Reason, p.Message
+			if p.Delegation != nil {
+				s.Delegate = p.Delegation.Agent
+			}
+			if p.Tool != nil {
+				s.Tool = p.Tool.Name
+			}
 			if p.Status == workflow.OutcomeSucceeded {
 				if len(p.Output) == 0 || !json.Valid(p.Output) {
 					return nil, bad(e, "/payload/output", "a succeeded step without a JSON output")

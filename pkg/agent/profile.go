@@ -279,7 +279,7 @@ func NewValidator() *Validator {
 // ProfileFileID returns the agent id a profile file name carries
 // (<id>.agent.json, .agent.yaml or .agent.yml), or false.
 func ProfileFileID(name string) (string, bool) {
-	base := path.Base(name)
+	base := fileBase(name)
 	for _, ext := range []string{".agent.json", ".agent.yaml", ".agent.yml"} {
 		if id, ok := strings.CutSuffix(base, ext); ok && id != "" {
 			return id, true
@@ -341,6 +341,16 @@ func (v *Validator) Check(source string, p *Profile) error {
 		return err
 	}
 	return checkProfile(source, p)
+}
+
+// fileBase is the file name of a source: its last path element without a
+// trailing "@<commit>" (sources read from git are named path@commit).
+func fileBase(source string) string {
+	b := path.Base(source)
+	if i := strings.LastIndex(b, "@"); i > 0 {
+		b = b[:i]
+	}
+	return b
 }
 
 func fieldErr(source, field, hint, format string, a ...any) error {
