@@ -64,11 +64,15 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 	if tok == nil {
 		tok = NewTokenizer()
 	}
+	// Files that fail are reported once; what refers to them is not
+	// reported again as missing.
+	broken := map[string]bool{}
 	var ablist []*Ability
 	for _, f := range abilities {
 		a, err := ParseAbility(f.Path, f.Data)
 		if err != nil {
 			add(err)
+			broken["ability:"+strings.TrimSuffix(fileBase(f.Path), ".md")] = true
 			continue
 		}
 		ablist = append(ablist, a)
@@ -84,6 +88,7 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 		rt, err := provider.ParseRuntime(f.Path, f.Data, rtSchema)
 		if err != nil {
 			add(err)
+			broken["runtime:"+strings.TrimSuffix(fileBase(f.Path), ".runtime.json")] = true
 			continue
 		}
 		if want := strings.TrimSuffix(fileBase(f.Path), ".runtime.json"); rt.ID != want {
@@ -103,6 +108,7 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 		p, err := v.Parse(f.Path, f.Data)
 		if err != nil {
 			add(err)
+			broken["agent:"+id] = true
 			continue
 		}
 		if p.ID != id {
@@ -122,23 +128,24 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 	for _, id := range set.ids {
 		p, src := set.byID[id].p, set.byID[id].source
 		for i, a := range p.CoreAbilities {
-			if _, ok := abs.byID[a]; !ok {
+			if _, ok := abs.byID[a]; !ok && !broken["ability:"+a] {
 				add(&errkind.InputError{Source: src, Field: fmt.Sprintf("/coreAbilities/%d", i), Problem: fmt.Sprintf("ability %q does not exist", a), Hint: "add abilities/" + a + ".md"})
 			}
 		}
 		for i, a := range p.Abilities {
-			if _, ok := abs.byID[a]; !ok {
+			if _, ok := abs.byID[a]; !ok && !broken["ability:"+a] {
 				add(&errkind.InputError{Source: src, Field: fmt.Sprintf("/abilities/%d", i), Problem: fmt.Sprintf("ability %q does not exist", a), Hint: "add abilities/" + a + ".md"})
 			}
 		}
-		if rt, ok := rts[p.Provider.Runtime]; !ok {
+		if rt, ok := rts[p.Provider.Runtime]; !ok && broken["runtime:"+p.Provider.Runtime] {
+		} else if !ok {
 			add(&errkind.InputError{Source: src, Field: "/provider/runtime", Problem: fmt.Sprintf("model runtime %q does not exist", p.Provider.Runtime), Hint: "add agents/runtimes/" + p.Provider.Runtime + ".runtime.json"})
 		} else if !rt.AllowsModel(p.Provider.Model) {
 			add(&errkind.InputError{Source: src, Field: "/provider/model", Problem: fmt.Sprintf("model %q is not in runtime %s's allowlist (%s)", p.Provider.Model, rt.ID, strings.Join(rt.Models, ", "))})
 		}
 		if p.Delegation != nil {
 			for i, d := range p.Delegation.AllowedDelegates {
-				if _, ok := set.byID[d]; !ok {
+				if _, ok := set.byID[d]; !ok && !broken["agent:"+d] {
 					add(&errkind.InputError{Source: src, Field: fmt.Sprintf("/delegation/allowedDelegates/%d", i), Problem: fmt.Sprintf("agent %q does not exist", d)})
 				}
 			}
@@ -149,7 +156,7 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 			}
 		}
 	}
-	probs = append(probs, checkDelegationGraph(set)...)
+	probs = append(probs, checkDelegationGraph(set, broken)...)
 	if len(probs) > 0 {
 		return nil, &CatalogError{Problems: probs}
 	}
@@ -197,13 +204,16 @@ func delegateTargets(p *Profile) []struct{ to, field string } {
 // checkDelegationGraph finds, among the delegate steps of all workflows,
 // delegates that do not exist, cycles (a run would reach an agent already
 // in its chain) and chains deeper than the smallest maxDepth on them.
-func checkDelegationGraph(set *Set) []error {
+func checkDelegationGraph(set *Set, broken map[string]bool) []error {
 	var probs []error
 	edges := map[string][]string{}
 	for _, id := range set.ids {
 		p, src := set.byID[id].p, set.byID[id].source
 		for _, t := range delegateTargets(p) {
 			if _, ok := set.byID[t.to]; !ok {
+				if broken["agent:"+t.to] {
+					continue
+				}
 				probs = append(probs, &errkind.InputError{Source: src, Field: t.field, Problem: fmt.Sprintf("agent %q does not exist", t.to)})
 				continue
 			}

@@ -296,7 +296,7 @@ func (v *Validator) Parse(source string, data []byte) (*Profile, error) {
 	if len(data) > MaxProfileBytes {
 		return nil, &errkind.InputError{Source: source, Problem: fmt.Sprintf("%d bytes, over the limit of %d", len(data), MaxProfileBytes), Hint: "an agent profile is a few kilobytes"}
 	}
-	if strings.HasSuffix(source, ".yaml") || strings.HasSuffix(source, ".yml") {
+	if b := fileBase(source); strings.HasSuffix(b, ".yaml") || strings.HasSuffix(b, ".yml") {
 		val, err := specfilter.ParseYAML(data, specfilter.Limits{MaxBytes: MaxProfileBytes, MaxDepth: maxYAMLDepth})
 		if err != nil {
 			return nil, &errkind.InputError{Source: source, Problem: "invalid YAML: " + err.Error(), Err: err, Hint: "write YAML 1.2: indent with spaces, quote strings that look like numbers"}

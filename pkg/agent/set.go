@@ -27,14 +27,14 @@ type RegistrationError struct {
 	msg    string
 }
 
-func (e *RegistrationError) Error() string { return e.msg }
+func (e *RegistrationError) Error() string { return e.msg + " (" + e.Code + ")" }
 
 // Unwrap returns the input error behind it.
 func (e *RegistrationError) Unwrap() error {
 	if e.Err != nil {
 		return e.Err
 	}
-	return &errkind.InputError{Source: e.Source, Problem: e.msg + " (" + e.Code + ")", Hint: e.Hint}
+	return &errkind.InputError{Source: e.Source, Problem: e.Error(), Hint: e.Hint}
 }
 
 // Set holds validated agent profiles by id: the agents of one registry at

@@ -104,7 +104,7 @@ func (x *run) preparePrompt(tmpl, stepID string) stepFn {
 			if code == "" {
 				code = provider.CodeFailed
 			}
-			res := failed(code, "%v", err)
+			res := failed(code, "%s", providerMessage(err))
 			res.inj, res.warnings = &inj, inj.Warnings
 			return cancelledOr(ctx, res)
 		}
@@ -160,6 +160,16 @@ func (x *run) prepareDelegate(dc *DelegateCall) stepFn {
 		}
 		return stepResult{outcome: workflow.Outcome{Status: workflow.OutcomeSucceeded, Output: d.Output}, deleg: rec, usage: u, warnings: d.warnings}
 	}
+}
+
+// providerMessage is a provider error without its code (the step's reason
+// carries it).
+func providerMessage(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return "provider " + pe.Provider + ": " + pe.Message
+	}
+	return err.Error()
 }
 
 // delegation is a DelegationResult with what the delegate's run spent.
