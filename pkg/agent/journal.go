@@ -48,20 +48,20 @@ func (j *LedgerJournal) Record(topic string, payload any) error {
 // RunStarted is the first event of a run: everything a resume needs besides
 // the registry at the recorded commit.
 type RunStarted struct {
-	RunID           string          `json:"runId"`
-	Agent           string          `json:"agent"`
-	Task            string          `json:"task"`
-	RegistryCommit  string          `json:"registryCommit"`
-	ProfileDigest   string          `json:"profileDigest"`
-	Mode            string          `json:"mode"` // sequential or dag
-	Steps           []string        `json:"steps"`
-	FailureStrategy string          `json:"failureStrategy"`
-	MaxConcurrency  int             `json:"maxConcurrency"`
-	MaxAttempts     int             `json:"maxAttempts"`
-	Seed            string          `json:"seed"`
-	Provider        ProviderRecord  `json:"provider"`
-	Exec            []string        `json:"exec,omitempty"` // the exec provider's command line
-	Extra           json.RawMessage `json:"extra,omitempty"`
+	RunID           string         `json:"runId"`
+	Agent           string         `json:"agent"`
+	Task            string         `json:"task"`
+	RegistryCommit  string         `json:"registryCommit"`
+	ProfileDigest   string         `json:"profileDigest"`
+	Mode            string         `json:"mode"` // sequential or dag
+	Steps           []string       `json:"steps"`
+	FailureStrategy string         `json:"failureStrategy"`
+	MaxConcurrency  int            `json:"maxConcurrency"`
+	MaxAttempts     int            `json:"maxAttempts"`
+	Seed            string         `json:"seed"`
+	Provider        ProviderRecord `json:"provider"`
+	Exec            []string       `json:"exec,omitempty"`   // the exec provider's command line
+	Grants          []GrantRecord  `json:"grants,omitempty"` // the agents' tool grants this process issued
 }
 
 // ProviderRecord names the provider a run used.
@@ -74,8 +74,9 @@ type ProviderRecord struct {
 
 // RunResumed records a resume: where it starts and what it restored.
 type RunResumed struct {
-	ResumeFromStep int      `json:"resumeFromStep"` // checkpoint stepIndex + 1 (0 without a checkpoint)
-	Restored       []string `json:"restored"`       // steps whose outputs come from the log, never recomputed
+	ResumeFromStep int           `json:"resumeFromStep"`   // checkpoint stepIndex + 1 (0 without a checkpoint)
+	Restored       []string      `json:"restored"`         // steps whose outputs come from the log, never recomputed
+	Grants         []GrantRecord `json:"grants,omitempty"` // grants issued again for this process
 }
 
 // StepStarted records an attempt of a step.

@@ -187,7 +187,7 @@ func TestStandardAgentRequired(t *testing.T) {
 
 func TestExampleRegistryLoads(t *testing.T) {
 	c := exampleCatalog(t)
-	want := []string{"api-designer", "go-tester", "planner", "reviewer", "standard", "writer"}
+	want := []string{"api-designer", "go-tester", "planner", "repo-scout", "reviewer", "standard", "writer"}
 	if got := c.Agents.IDs(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("agents %v, want %v", got, want)
 	}

@@ -30,6 +30,9 @@ type Env struct {
 	Provider func(rt *provider.Runtime) (provider.Provider, error)
 	// Tools runs tool steps; nil: every tool step fails TOOL_NOT_FOUND.
 	Tools *Executor
+	// Grants are the tool grants issued for the run, recorded with its
+	// start or resume.
+	Grants []GrantRecord
 }
 
 // Runner runs agent workflows on the workflow engine (pkg/workflow).
@@ -183,7 +186,7 @@ func (r *Runner) Start(ctx context.Context, opts StartOptions) (*Result, error) 
 	}
 	if err := x.record(TopicRunStarted, RunStarted{RunID: opts.RunID, Agent: p.ID, Task: opts.Task, RegistryCommit: r.env.Catalog.Commit,
 		ProfileDigest: p.Digest(), Mode: modeOf(wf), Steps: steps, FailureStrategy: wf.Strategy(), MaxConcurrency: pol.MaxConcurrency,
-		MaxAttempts: pol.MaxAttempts, Seed: seed, Provider: rec, Exec: opts.Exec}); err != nil {
+		MaxAttempts: pol.MaxAttempts, Seed: seed, Provider: rec, Exec: opts.Exec, Grants: r.env.Grants}); err != nil {
 		return nil, err
 	}
 	return x.execute(ctx)
@@ -249,7 +252,7 @@ func (r *Runner) Resume(ctx context.Context, rec *Record, j Journal) (*Result, e
 		restored = append(restored, id)
 	}
 	sort.Strings(restored)
-	if err := x.record(TopicRunResumed, RunResumed{ResumeFromStep: from, Restored: orEmpty(restored)}); err != nil {
+	if err := x.record(TopicRunResumed, RunResumed{ResumeFromStep: from, Restored: orEmpty(restored), Grants: r.env.Grants}); err != nil {
 		return nil, err
 	}
 	res, err := x.execute(ctx)

@@ -121,11 +121,18 @@ func (x *run) prepareTool(tc *ToolCall) stepFn {
 	}
 	tools := x.r.env.Tools
 	return func(ctx context.Context) stepResult {
-		res := tools.Execute(ctx, tc.Name, input)
+		res := tools.ExecuteAs(ctx, x.p.ID, tc.Name, input)
 		rec := &ToolRecord{Name: tc.Name, Success: res.Success(), Error: res.Err()}
 		if !res.Success() {
 			e := res.Err()
-			out := failed(e.Code, "tool %s: %s", tc.Name, e.Message)
+			msg := e.Message
+			if e.Field != "" {
+				msg = e.Field + ": " + msg
+			}
+			if e.Reason != "" {
+				msg = e.Reason + ": " + msg
+			}
+			out := failed(e.Code, "tool %s: %s", tc.Name, msg)
 			out.tool, out.usage = rec, Usage{ToolCalls: 1}
 			return cancelledOr(ctx, out)
 		}

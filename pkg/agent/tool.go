@@ -30,7 +30,16 @@ type Tool struct {
 	// and the hosts it reaches (nil: none).
 	Access func(input json.RawMessage) Access
 	// Run does the work; it is called only with a valid, granted input.
-	Run func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
+	Run func(ctx context.Context, tc ToolContext, input json.RawMessage) (json.RawMessage, error)
+}
+
+// ToolContext is who calls a tool, and what else the grant lets it read.
+type ToolContext struct {
+	Agent string
+	// CanRead reports whether the caller's grant lets it read path: for a
+	// tool that reads more than the paths its call declares (a search
+	// over a tree skips what the grant does not allow).
+	CanRead func(path string) bool
 }
 
 // Access is what one call touches, checked against the grant.
@@ -42,6 +51,7 @@ type Access struct {
 
 // Call is one tool call as the Authorizer sees it.
 type Call struct {
+	Agent  string // the calling agent
 	Method string // the tool's name, <tool>/<operationId>
 	Access
 }
@@ -58,6 +68,12 @@ func (e *DeniedError) Error() string { return e.Message + " (" + e.Reason + ")" 
 // asked after the input passed the tool's schema and before the tool runs.
 type Authorizer interface {
 	Authorize(ctx context.Context, call Call) error
+}
+
+// ReadChecker is an Authorizer that can also say, path by path, what an
+// agent's grant lets it read.
+type ReadChecker interface {
+	CanRead(agent, path string) bool
 }
 
 // ToolError is the error part of a failed ToolResult.
@@ -163,8 +179,13 @@ func (x *Executor) Names() []string {
 	return out
 }
 
-// Execute calls tool name with input.
-func (x *Executor) Execute(ctx context.Context, name string, input json.RawMessage) (res *ToolResult) {
+// Execute calls tool name with input, as no agent in particular.
+func (x *Executor) Execute(ctx context.Context, name string, input json.RawMessage) *ToolResult {
+	return x.ExecuteAs(ctx, "", name, input)
+}
+
+// ExecuteAs calls tool name with input for agent (whose grant decides).
+func (x *Executor) ExecuteAs(ctx context.Context, agent, name string, input json.RawMessage) (res *ToolResult) {
 	if x == nil || !x.IsToolAvailable(name) {
 		return failedResult(name, ToolError{Code: CodeToolNotFound, Message: fmt.Sprintf("tool %q is not available", name)})
 	}
@@ -180,7 +201,7 @@ func (x *Executor) Execute(ctx context.Context, name string, input json.RawMessa
 		}
 		return failedResult(name, te)
 	}
-	call := Call{Method: name}
+	call := Call{Agent: agent, Method: name}
 	if t.Access != nil {
 		call.Access = t.Access(input)
 	}
@@ -197,7 +218,11 @@ func (x *Executor) Execute(ctx context.Context, name string, input json.RawMessa
 			res = failedResult(name, ToolError{Code: CodeToolFailed, Message: fmt.Sprintf("the tool panicked: %v", p)})
 		}
 	}()
-	out, err := t.Run(ctx, input)
+	tc := ToolContext{Agent: agent, CanRead: func(string) bool { return false }}
+	if rc, ok := x.auth.(ReadChecker); ok {
+		tc.CanRead = func(p string) bool { return rc.CanRead(agent, p) }
+	}
+	out, err := t.Run(ctx, tc, input)
 	if err != nil {
 		return failedResult(name, ToolError{Code: CodeToolFailed, Message: err.Error()})
 	}

@@ -34,7 +34,7 @@ func readFileTool(ran *atomic.Int32) *Tool {
 			json.Unmarshal(in, &x)
 			return Access{ReadPaths: []string{x.Path}}
 		},
-		Run: func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		Run: func(_ context.Context, _ ToolContext, in json.RawMessage) (json.RawMessage, error) {
 			ran.Add(1)
 			return json.RawMessage(`{"content":"hello","lines":[1,2]}`), nil
 		},
@@ -123,9 +123,9 @@ func TestINV_TOOL_003_UnknownToolReturnsError(t *testing.T) {
 	}
 	// A tool that panics or answers garbage is a failed result too.
 	bad := &Tool{Name: "t/panic", Input: schemaval.MustCompile("any", []byte(`{"type":"object"}`)),
-		Run: func(context.Context, json.RawMessage) (json.RawMessage, error) { panic("boom") }}
+		Run: func(context.Context, ToolContext, json.RawMessage) (json.RawMessage, error) { panic("boom") }}
 	garbage := &Tool{Name: "t/garbage", Input: schemaval.MustCompile("any", []byte(`{"type":"object"}`)),
-		Run: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage("{nope"), nil }}
+		Run: func(context.Context, ToolContext, json.RawMessage) (json.RawMessage, error) { return json.RawMessage("{nope"), nil }}
 	y, _ := NewExecutor(&allowAll{}, bad, garbage)
 	if r := y.Execute(context.Background(), "t/panic", nil); r.Err().Code != CodeToolFailed {
 		t.Fatalf("panic: %+v", r.Err())

@@ -72,9 +72,14 @@ func runWorkflowResume(ctx context.Context, env *Env, c *cli.Context, opts workf
 	if err != nil {
 		return err
 	}
+	tools, err := agentTools(ctx, cat, rec.Started.Agent, opts.RunID, runDir, clock)
+	if err != nil {
+		return err
+	}
+	defer tools.Close()
 	ictx, stop := interruptible(ctx)
 	defer stop()
-	r := agent.NewRunner(agent.Env{Catalog: cat.Catalog, Provider: providerFactory(env, opts.Provider)})
+	r := agent.NewRunner(agent.Env{Catalog: cat.Catalog, Provider: providerFactory(env, opts.Provider), Tools: tools.Exec, Grants: tools.Grants})
 	res, err := r.Resume(ictx, rec, &agent.LedgerJournal{Log: log, Now: clock})
 	if err != nil {
 		if errors.Is(err, agent.ErrInterrupted) {

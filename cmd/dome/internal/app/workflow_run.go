@@ -76,26 +76,48 @@ func runWorkflowRun(ctx context.Context, env *Env, c *cli.Context, opts workflow
 		return &errkind.InputError{Source: "--run", Problem: fmt.Sprintf("run %s exists (%s)", opts.RunID, runDir),
 			Hint: "continue it with dome workflow resume --run " + opts.RunID + ", or start another with --run NEW_ID"}
 	}
-	created := false
-	if _, err := os.Stat(runDir); errors.Is(err, os.ErrNotExist) {
-		created = true
+	// What this command creates, it removes again when it refuses the run
+	// before the first event: the run folder, and the runs folder and its
+	// parent when they did not exist.
+	var made []string
+	for _, d := range []string{filepath.Dir(filepath.Dir(runDir)), filepath.Dir(runDir), runDir} {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			made = append(made, d)
+		}
 	}
 	log, err := openRunLog(runDir, opts.RunID)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
+	// Refused before the first event: leave nothing behind.
+	cleanup := func() {
+		if log.Next() != 1 || len(made) == 0 {
+			return
+		}
+		log.Close()
+		for i := len(made) - 1; i >= 0; i-- {
+			if made[i] == runDir {
+				os.RemoveAll(runDir)
+			} else {
+				os.Remove(made[i]) // only when empty
+			}
+		}
+	}
+	tools, err := agentTools(ctx, cat, opts.Agent, opts.RunID, runDir, clock)
+	if err != nil {
+		cleanup()
+		return err
+	}
+	defer tools.Close()
 	ictx, stop := interruptible(ctx)
 	defer stop()
-	r := agent.NewRunner(agent.Env{Catalog: cat.Catalog, Provider: providerFactory(env, opts.Provider)})
+	r := agent.NewRunner(agent.Env{Catalog: cat.Catalog, Provider: providerFactory(env, opts.Provider), Tools: tools.Exec, Grants: tools.Grants})
 	res, err := r.Start(ictx, agent.StartOptions{RunID: opts.RunID, Agent: opts.Agent, Task: opts.Task, Seed: opts.Seed, Exec: opts.Provider.Exec,
 		Journal: &agent.LedgerJournal{Log: log, Now: clock}})
 	if err != nil {
-		if log.Next() == 1 && created {
-			// Refused before the first event: leave nothing behind.
-			log.Close()
-			os.RemoveAll(runDir)
-		}
+		tools.Close()
+		cleanup()
 		if errors.Is(err, agent.ErrInterrupted) {
 			return interrupted(opts.RunID)
 		}
