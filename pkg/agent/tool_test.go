@@ -125,7 +125,9 @@ func TestINV_TOOL_003_UnknownToolReturnsError(t *testing.T) {
 	bad := &Tool{Name: "t/panic", Input: schemaval.MustCompile("any", []byte(`{"type":"object"}`)),
 		Run: func(context.Context, ToolContext, json.RawMessage) (json.RawMessage, error) { panic("boom") }}
 	garbage := &Tool{Name: "t/garbage", Input: schemaval.MustCompile("any", []byte(`{"type":"object"}`)),
-		Run: func(context.Context, ToolContext, json.RawMessage) (json.RawMessage, error) { return json.RawMessage("{nope"), nil }}
+		Run: func(context.Context, ToolContext, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage("{nope"), nil
+		}}
 	y, _ := NewExecutor(&allowAll{}, bad, garbage)
 	if r := y.Execute(context.Background(), "t/panic", nil); r.Err().Code != CodeToolFailed {
 		t.Fatalf("panic: %+v", r.Err())
