@@ -115,7 +115,7 @@ func LoadCatalog(commit string, agents, runtimes, abilities []File, opts LoadOpt
 			add(&errkind.InputError{Source: f.Path, Field: "/id", Problem: fmt.Sprintf("%q, but the file is named for %q", p.ID, id), Hint: "name the file <id>.agent.json"})
 			continue
 		}
-		if err := set.Create(f.Path, p); err != nil {
+		if err := set.create(f.Path, p); err != nil { // Parse validated it
 			add(err)
 		}
 	}

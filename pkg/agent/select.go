@@ -2,7 +2,7 @@ package agent
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -61,8 +61,14 @@ func (s Selection) Best() Candidate { return s.Candidates[0] }
 // Set: it prepares every profile's normalized examples and terms, so a
 // selection only normalizes the task and compares.
 type Selector struct {
-	agents   []selAgent
+	agents   []selAgent // in id order
 	standard *selAgent
+	// index lists, by term, the agents that can score with it: whose
+	// keywords hold it, or one of whose example tasks has it. An agent
+	// scores above 0 only through an example task or a keyword that shares
+	// a term with the task, so a selection looks only at these.
+	index  map[string][]int32
+	always []int32 // agents with an example task made of stopwords only
 }
 
 type selAgent struct {
@@ -109,12 +115,65 @@ func NewSelector(s *Set) (*Selector, error) {
 		a.keywords = kw
 		sel.agents = append(sel.agents, a)
 	}
+	sel.index = map[string][]int32{}
 	for i := range sel.agents {
-		if sel.agents[i].id == StandardAgentID {
-			sel.standard = &sel.agents[i]
+		a := &sel.agents[i]
+		if a.id == StandardAgentID {
+			sel.standard = a
+		}
+		seen := map[string]bool{}
+		add := func(w string) {
+			if !seen[w] {
+				seen[w] = true
+				sel.index[w] = append(sel.index[w], int32(i))
+			}
+		}
+		for k := range a.keywords {
+			add(k)
+		}
+		stopOnly := false
+		for _, ex := range a.examples {
+			n := 0
+			for _, w := range ex.words {
+				if !stopwords[w] {
+					add(w)
+					n++
+				}
+			}
+			stopOnly = stopOnly || (n == 0 && len(ex.words) > 0)
+		}
+		if stopOnly {
+			sel.always = append(sel.always, int32(i))
 		}
 	}
 	return sel, nil
+}
+
+// candidates returns the indices of the agents that may score above 0 for
+// a task with terms tt (every agent when the task has no terms).
+func (sel *Selector) candidates(tt []string) []int32 {
+	if len(tt) == 0 {
+		out := make([]int32, len(sel.agents))
+		for i := range out {
+			out[i] = int32(i)
+		}
+		return out
+	}
+	mark := make([]bool, len(sel.agents))
+	var out []int32
+	take := func(l []int32) {
+		for _, i := range l {
+			if !mark[i] {
+				mark[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	for _, t := range tt {
+		take(sel.index[t])
+	}
+	take(sel.always)
+	return out
 }
 
 // match compares the task with a phrase: exact (normalized), substring
@@ -144,30 +203,31 @@ func (sel *Selector) Select(task string) (Selection, error) {
 	tt := terms(task)
 	out := Selection{Task: task, Normalized: t.norm, Terms: tt, Candidates: []Candidate{}}
 	type scored struct {
-		a     *selAgent
+		i     int32 // index in id order: the tie-break
 		score int
 		raw   int
 	}
 	var hits []scored
-	for i := range sel.agents {
-		a := &sel.agents[i]
-		score := a.score(t, tt, nil)
+	for _, i := range sel.candidates(tt) {
+		score := sel.agents[i].score(t, tt, nil)
 		raw := score
 		if score > scoreScale {
 			score = scoreScale
 		}
 		if score > 0 {
-			hits = append(hits, scored{a, score, raw})
+			hits = append(hits, scored{i, score, raw})
 		}
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
+	slices.SortFunc(hits, func(a, b scored) int {
+		if a.score != b.score {
+			return b.score - a.score
 		}
-		return hits[i].a.id < hits[j].a.id
+		return int(a.i - b.i)
 	})
+	out.Candidates = make([]Candidate, 0, len(hits))
 	for _, h := range hits {
-		out.Candidates = append(out.Candidates, Candidate{AgentID: h.a.id, Name: h.a.name, Confidence: thousandths(h.score), Raw: thousandths(h.raw)})
+		a := &sel.agents[h.i]
+		out.Candidates = append(out.Candidates, Candidate{AgentID: a.id, Name: a.name, Confidence: thousandths(h.score), Raw: thousandths(h.raw)})
 	}
 	if len(out.Candidates) == 0 {
 		out.Fallback = true

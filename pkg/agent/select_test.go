@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"sort"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -218,6 +219,65 @@ func TestSelect_ExampleRegistry(t *testing.T) {
 		}
 		if s.Best().AgentID != want {
 			t.Errorf("%q: %s (%v), want %s", task, s.Best().AgentID, s.Candidates, want)
+		}
+	}
+}
+
+// TestSelect_IndexMatchesFullScan: the term index never leaves out an agent
+// a full scan would rank, whatever the task.
+func TestSelect_IndexMatchesFullScan(t *testing.T) {
+	vocab := strings.Fields("the a of write review unit tests docs api plan deploy release the to for code security sql")
+	r := rand.New(rand.NewPCG(1, 2))
+	phrase := func() string {
+		n := 1 + r.IntN(4)
+		var w []string
+		for i := 0; i < n; i++ {
+			w = append(w, vocab[r.IntN(len(vocab))])
+		}
+		return strings.Join(w, " ")
+	}
+	var ps []*Profile
+	for i := 0; i < 60; i++ {
+		p := withExamples(fmt.Sprintf("agent-%02d", i), []string{phrase(), phrase()}, []string{phrase()})
+		p.Description = phrase()
+		if p.NotForTasks[0] == p.ExampleTasks[0] || p.NotForTasks[0] == p.ExampleTasks[1] || normalize(p.NotForTasks[0]) == normalize(p.ExampleTasks[0]) || normalize(p.NotForTasks[0]) == normalize(p.ExampleTasks[1]) {
+			p.NotForTasks = nil
+		}
+		ps = append(ps, p)
+	}
+	sel := selector(t, ps...)
+	for k := 0; k < 500; k++ {
+		task := phrase()
+		got, err := sel.Select(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The full scan: score every agent.
+		tp, tt := newPhrase(task), terms(task)
+		type sc struct {
+			id    string
+			score int
+		}
+		var all []sc
+		for i := range sel.agents {
+			if v := min(sel.agents[i].score(tp, tt, nil), scoreScale); v > 0 {
+				all = append(all, sc{sel.agents[i].id, v})
+			}
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
+		var want []string
+		for _, c := range all {
+			want = append(want, fmt.Sprintf("%s=%.3f", c.id, thousandths(c.score)))
+		}
+		if len(want) == 0 {
+			want = []string{"standard=0.500"}
+		}
+		var have []string
+		for _, c := range got.Candidates {
+			have = append(have, fmt.Sprintf("%s=%.3f", c.AgentID, c.Confidence))
+		}
+		if strings.Join(have, " ") != strings.Join(want, " ") {
+			t.Fatalf("%q:\n index %v\n  scan %v", task, have, want)
 		}
 	}
 }

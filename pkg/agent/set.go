@@ -65,6 +65,11 @@ func (s *Set) Create(source string, p *Profile) error {
 	if err := s.v.Check(source, p); err != nil {
 		return &RegistrationError{Code: CodeInvalidProfile, ID: idOf(p), Source: source, Err: err, msg: err.Error()}
 	}
+	return s.create(source, p)
+}
+
+// create registers a profile that was just validated (by Parse or Check).
+func (s *Set) create(source string, p *Profile) error {
 	if old, ok := s.byID[p.ID]; ok {
 		return &RegistrationError{Code: CodeDuplicateID, ID: p.ID, Source: source,
 			msg:  fmt.Sprintf("agent id %q is already registered by %s", p.ID, old.source),
