@@ -2,9 +2,9 @@ package agent
 
 import (
 	"encoding/json"
-	"sort"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 )
