@@ -40,6 +40,16 @@ run contract-test petstore@HEAD --profile readonly@HEAD
 run agent discover --index examples/hello-agent/mcp.index.json --category audiences
 run agent resolve --agents examples/hello-agent/agents.md --index examples/hello-agent/mcp.index.json --check
 run agent resolve --agents examples/hello-agent/agents.md --index-ref HEAD --lock "$out/agents.lock" --explain
+# Agent profiles (registry/agents at HEAD): pick an agent for a task, then run the planner's
+# four-step workflow (two steps delegated to the writer and the reviewer) on the exec provider,
+# with examples/agent-exec/echo-model.sh standing in for a model; every step and checkpoint is an
+# event under the run's folder. The repo scout's tool steps go through a grant.
+run agent list
+run agent select "plan a documentation change" --explain --limit 3
+run workflow validate planner
+run workflow run planner "plan a README section on agents" --exec examples/agent-exec/echo-model.sh --ops "$out/runs" --run plan-demo
+run workflow status --ops "$out/runs" --run plan-demo --json
+run workflow run repo-scout "fuzz" --exec examples/agent-exec/echo-model.sh --ops "$out/runs" --run scout-demo
 # Contracts: a command in a project compiled into the contract text (catalog at HEAD).
 run contract list --ref HEAD
 run contract resolve --ref HEAD --project acme-web --command create-component --input "Button with variants" --now 2026-01-02T03:04:05Z
