@@ -93,15 +93,15 @@ type Deprecated struct {
 
 // Requirement is one catalogue entry.
 type Requirement struct {
-	ID        string  `json:"id"`
-	Seed      string  `json:"seed"`
-	Section   string  `json:"section"`
-	Statement string  `json:"statement"`
-	Level     string  `json:"level"`
-	Status    string  `json:"status"`
-	Note      string  `json:"note,omitempty"`
-	Quote     string  `json:"quote,omitempty"`
-	Checks    []Check `json:"checks"`
+	ID        string   `json:"id"`
+	Seed      string   `json:"seed"`
+	Section   string   `json:"section"`
+	Statement string   `json:"statement"`
+	Level     string   `json:"level"`
+	Status    string   `json:"status"`
+	Note      string   `json:"note,omitempty"`
+	Quotes    []string `json:"quotes,omitempty"`
+	Checks    []Check  `json:"checks"`
 }
 
 // Check names one check: a Go test (Package, a folder relative to the
@@ -209,9 +209,9 @@ func (c *Catalog) validate() []schemaval.Diagnostic {
 	var diags []schemaval.Diagnostic
 	seeds := map[string]int{}
 	for i, s := range c.Seeds {
-		ptr := "/seeds/" + strconv.Itoa(i)
+		ptr := pointer("seeds", i)
 		if j, dup := seeds[s.ID]; dup {
-			diags = append(diags, c.diag(ptr+"/id", fmt.Sprintf("duplicate source document id %q (also at line %d)", s.ID, c.position("/seeds/"+strconv.Itoa(j)+"/id").Line), "give every document its own id"))
+			diags = append(diags, c.diag(pointer(ptr, "id"), fmt.Sprintf("duplicate source document id %q (also at line %d)", s.ID, c.position(pointer("seeds", j, "id")).Line), "give every document its own id"))
 		}
 		seeds[s.ID] = i
 		for _, f := range []struct{ name, re string }{{"own_ids", s.OwnIDs}, {"cover", s.Cover}} {
@@ -219,58 +219,58 @@ func (c *Catalog) validate() []schemaval.Diagnostic {
 				continue
 			}
 			if _, err := regexp.Compile(f.re); err != nil {
-				diags = append(diags, c.diag(ptr+"/"+f.name, "not a regular expression: "+err.Error(), "write a Go regular expression (RE2 syntax)"))
+				diags = append(diags, c.diag(pointer(ptr, f.name), "not a regular expression: "+err.Error(), "write a Go regular expression (RE2 syntax)"))
 			}
 		}
 	}
 	dirs := map[string]bool{}
 	for i, d := range c.ScriptDirs {
 		if dirs[d.Dir] {
-			diags = append(diags, c.diag("/script_dirs/"+strconv.Itoa(i)+"/dir", fmt.Sprintf("script folder %q listed twice", d.Dir), "list each folder once"))
+			diags = append(diags, c.diag(pointer("script_dirs", i, "dir"), fmt.Sprintf("script folder %q listed twice", d.Dir), "list each folder once"))
 		}
 		dirs[d.Dir] = true
 		if !cleanPath(d.Dir) || !cleanPath(d.Package) {
-			diags = append(diags, c.diag("/script_dirs/"+strconv.Itoa(i), "a folder must be a clean relative path (no . or .. segments)", ""))
+			diags = append(diags, c.diag(pointer("script_dirs", i), "a folder must be a clean relative path (no . or .. segments)", ""))
 		}
 	}
 	for i, g := range c.ActiveDocs {
 		if !doublestar.ValidatePattern(g) || strings.HasPrefix(g, "/") || strings.Contains(g, "..") {
-			diags = append(diags, c.diag("/active_docs/"+strconv.Itoa(i), fmt.Sprintf("%q is not a relative glob pattern", g), "write a pattern such as docs/**/*.md"))
+			diags = append(diags, c.diag(pointer("active_docs", i), fmt.Sprintf("%q is not a relative glob pattern", g), "write a pattern such as docs/**/*.md"))
 		}
 	}
 	deps := map[string]bool{}
 	for i, d := range c.DeprecatedPaths {
 		if deps[d.Path] {
-			diags = append(diags, c.diag("/deprecated_paths/"+strconv.Itoa(i)+"/path", fmt.Sprintf("deprecated path %q listed twice", d.Path), "list each path once"))
+			diags = append(diags, c.diag(pointer("deprecated_paths", i, "path"), fmt.Sprintf("deprecated path %q listed twice", d.Path), "list each path once"))
 		}
 		deps[d.Path] = true
 	}
 	c.byID = make(map[string]int, len(c.Requirements))
 	for i, r := range c.Requirements {
-		ptr := "/requirements/" + strconv.Itoa(i)
+		ptr := pointer("requirements", i)
 		if j, dup := c.byID[r.ID]; dup {
-			diags = append(diags, c.diag(ptr+"/id", fmt.Sprintf("duplicate requirement id %q (also at line %d)", r.ID, c.position("/requirements/"+strconv.Itoa(j)+"/id").Line), "give every requirement its own id"))
+			diags = append(diags, c.diag(pointer(ptr, "id"), fmt.Sprintf("duplicate requirement id %q (also at line %d)", r.ID, c.position(pointer("requirements", j, "id")).Line), "give every requirement its own id"))
 		} else {
 			c.byID[r.ID] = i
 		}
 		if _, ok := seeds[r.Seed]; !ok {
-			diags = append(diags, c.diag(ptr+"/seed", fmt.Sprintf("unknown source document %q; known: %s", r.Seed, strings.Join(c.seedIDs(), ", ")), "name a document listed under seeds, or add it there"))
+			diags = append(diags, c.diag(pointer(ptr, "seed"), fmt.Sprintf("unknown source document %q; known: %s", r.Seed, strings.Join(c.seedIDs(), ", ")), "name a document listed under seeds, or add it there"))
 		}
 		seen := map[Check]bool{}
 		for k, ch := range r.Checks {
-			cptr := ptr + "/checks/" + strconv.Itoa(k)
+			cptr := pointer(ptr, "checks", k)
 			if seen[ch] {
 				diags = append(diags, c.diag(cptr, fmt.Sprintf("%s listed twice for %s", ch, r.ID), "list each check once"))
 			}
 			seen[ch] = true
 			switch {
 			case ch.Package != "" && !cleanPath(ch.Package):
-				diags = append(diags, c.diag(cptr+"/package", fmt.Sprintf("%q is not a clean relative folder", ch.Package), "name the package by its folder relative to the module root, e.g. pkg/trace"))
+				diags = append(diags, c.diag(pointer(cptr, "package"), fmt.Sprintf("%q is not a clean relative folder", ch.Package), "name the package by its folder relative to the module root, e.g. pkg/trace"))
 			case ch.Script != "":
 				if !cleanPath(ch.Script) || !strings.HasSuffix(ch.Script, ".txtar") {
-					diags = append(diags, c.diag(cptr+"/script", fmt.Sprintf("%q is not a .txtar file path", ch.Script), "name the story by its path, e.g. cmd/dome/testdata/script/usage.txtar"))
+					diags = append(diags, c.diag(pointer(cptr, "script"), fmt.Sprintf("%q is not a .txtar file path", ch.Script), "name the story by its path, e.g. cmd/dome/testdata/script/usage.txtar"))
 				} else if _, ok := c.ScriptDirOf(ch.Script); !ok {
-					diags = append(diags, c.diag(cptr+"/script", fmt.Sprintf("%s is in no folder listed under script_dirs", ch.Script), "add its folder, the package and the Go test that runs it to script_dirs"))
+					diags = append(diags, c.diag(pointer(cptr, "script"), fmt.Sprintf("%s is in no folder listed under script_dirs", ch.Script), "add its folder, the package and the Go test that runs it to script_dirs"))
 				}
 			}
 		}
@@ -299,4 +299,25 @@ func cleanPath(p string) bool {
 		}
 	}
 	return true
+}
+
+// pointer builds a JSON pointer from tokens: a leading token that is itself
+// a pointer (starts with "/") is extended.
+func pointer(tokens ...any) string {
+	var b strings.Builder
+	for i, t := range tokens {
+		switch v := t.(type) {
+		case int:
+			b.WriteByte('/')
+			b.WriteString(strconv.Itoa(v))
+		case string:
+			if i == 0 && strings.HasPrefix(v, "/") {
+				b.WriteString(v)
+				continue
+			}
+			b.WriteByte('/')
+			b.WriteString(strings.ReplaceAll(strings.ReplaceAll(v, "~", "~0"), "/", "~1"))
+		}
+	}
+	return b.String()
 }

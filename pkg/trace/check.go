@@ -58,8 +58,8 @@ type CheckResult struct {
 	Why     string `json:"why,omitempty"`
 }
 
-// Promotion is a planned or partial requirement whose checks all passed: a
-// candidate for a higher status, to review by hand.
+// Promotion is a planned requirement that has checks (with results: that
+// all passed): a candidate for partial or implemented, to review by hand.
 type Promotion struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
@@ -98,6 +98,8 @@ type Report struct {
 	Gaps       []Gap       `json:"gaps"`
 	Promotable []Promotion `json:"promotable"`
 	Unmapped   []Unmapped  `json:"unmapped"`
+	// Failed lists, with results, every test that failed, mapped or not.
+	Failed []Failure `json:"failed"`
 }
 
 // Inputs are what Verify reads besides the catalogue.
@@ -114,9 +116,12 @@ type Inputs struct {
 // read makes the catalogue bad input: the error is a
 // *schemaval.InvalidError (exit 2) listing each, and no report.
 func Verify(cat *Catalog, in Inputs) (*Report, error) {
-	rep := &Report{Catalog: cat.source, Covered: []string{}, Gaps: []Gap{}, Promotable: []Promotion{}, Unmapped: []Unmapped{}}
+	rep := &Report{Catalog: cat.source, Covered: []string{}, Gaps: []Gap{}, Promotable: []Promotion{}, Unmapped: []Unmapped{}, Failed: []Failure{}}
 	if in.Results != nil {
 		rep.Results, rep.Commit, rep.Dirty = in.Results.Source, in.Results.Header.Commit, in.Results.Header.Dirty
+		if f := in.Results.Failures(); f != nil {
+			rep.Failed = f
+		}
 	}
 	if diags := missingChecks(cat, in); len(diags) > 0 {
 		return nil, schemaval.Invalid(cat.source, diags)
@@ -143,7 +148,7 @@ func Verify(cat *Catalog, in Inputs) (*Report, error) {
 			rep.Gaps = append(rep.Gaps, Gap{ID: r.ID, Problem: GapNoRunnableCheck, Detail: "only schemas hold it: a schema shows that the gate exists, not that it is applied; map a test that feeds the gate bad input"})
 		}
 		if in.Results == nil {
-			if r.Status != StatusImplemented && runs > 0 {
+			if r.Status == StatusPlanned && runs > 0 {
 				rep.Promotable = append(rep.Promotable, Promotion{ID: r.ID, Status: r.Status, Checks: len(r.Checks), Note: r.Note})
 			}
 			continue
@@ -163,7 +168,7 @@ func Verify(cat *Catalog, in Inputs) (*Report, error) {
 		}
 		if runs > 0 && passed == len(results) {
 			rep.Covered = append(rep.Covered, r.ID)
-			if r.Status != StatusImplemented {
+			if r.Status == StatusPlanned {
 				rep.Promotable = append(rep.Promotable, Promotion{ID: r.ID, Status: r.Status, Checks: len(r.Checks), Note: r.Note})
 			}
 		}
@@ -195,16 +200,16 @@ func missingChecks(cat *Catalog, in Inputs) []schemaval.Diagnostic {
 	compiled := map[string]error{}
 	for i, r := range cat.Requirements {
 		for k, c := range r.Checks {
-			ptr := "/requirements/" + strconv.Itoa(i) + "/checks/" + strconv.Itoa(k)
+			ptr := pointer("requirements", i, "checks", k)
 			switch {
 			case c.Script != "":
 				if !in.Index.Scripts[c.Script] {
-					diags = append(diags, cat.diag(ptr+"/script", fmt.Sprintf("%s: no such script", c.Script), "name an existing story; list them with ls "+pathDir(c.Script)))
+					diags = append(diags, cat.diag(pointer(ptr, "script"), fmt.Sprintf("%s: no such script", c.Script), "name an existing story; list them with ls "+pathDir(c.Script)))
 				}
 			case c.Schema != "":
 				files := in.Index.Schemas[c.Schema]
 				if len(files) == 0 {
-					diags = append(diags, cat.diag(ptr+"/schema", fmt.Sprintf("no *.schema.json in the repository has the $id %q", c.Schema), "name a schema by its $id"))
+					diags = append(diags, cat.diag(pointer(ptr, "schema"), fmt.Sprintf("no *.schema.json in the repository has the $id %q", c.Schema), "name a schema by its $id"))
 					continue
 				}
 				for _, f := range files {
@@ -214,15 +219,15 @@ func missingChecks(cat *Catalog, in Inputs) []schemaval.Diagnostic {
 						compiled[f] = err
 					}
 					if err != nil {
-						diags = append(diags, cat.diag(ptr+"/schema", fmt.Sprintf("%s (%s) does not compile: %v", c.Schema, f, err), "fix the schema"))
+						diags = append(diags, cat.diag(pointer(ptr, "schema"), fmt.Sprintf("%s (%s) does not compile: %v", c.Schema, f, err), "fix the schema"))
 					}
 				}
 			default:
 				if _, ok := in.Index.Tests[c.Package]; !ok {
-					diags = append(diags, cat.diag(ptr+"/package", fmt.Sprintf("package %s has no tests (or is not a package of module %s)", c.Package, in.Index.Module), "name the package by its folder relative to the module root, e.g. pkg/trace"))
+					diags = append(diags, cat.diag(pointer(ptr, "package"), fmt.Sprintf("package %s has no tests (or is not a package of module %s)", c.Package, in.Index.Module), "name the package by its folder relative to the module root, e.g. pkg/trace"))
 				} else if !in.Index.HasTest(c.Package, c.Test) {
 					top, _, _ := strings.Cut(c.Test, "/")
-					diags = append(diags, cat.diag(ptr+"/test", fmt.Sprintf("package %s has no test %s", c.Package, top), "name an existing test; list them with go test -list . ./"+c.Package))
+					diags = append(diags, cat.diag(pointer(ptr, "test"), fmt.Sprintf("package %s has no test %s", c.Package, top), "name an existing test; list them with go test -list . ./"+c.Package))
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -46,17 +47,60 @@ type Results struct {
 	Lines  int
 	tests  map[testKey]*tally
 	pkgs   map[string]*pkgTally
+	builds map[string]*tail // build output by package import path
 }
 
 type testKey struct{ pkg, test string }
 
 type tally struct {
 	started, pass, fail, skip int
+	tail                      tail
 }
 
 type pkgTally struct {
 	pass, fail, skip int
 	buildFailed      bool
+	tail             tail
+}
+
+// tail keeps the last lines a test printed, each cut to tailLineBytes:
+// what a failure report shows.
+type tail struct {
+	lines []string
+	next  int
+}
+
+const (
+	tailLines     = 20
+	tailLineBytes = 512
+)
+
+func (t *tail) add(line string) {
+	line = strings.TrimRight(line, "\n")
+	if len(line) > tailLineBytes {
+		line = truncate(line, tailLineBytes)
+	}
+	if len(t.lines) < tailLines {
+		t.lines = append(t.lines, line)
+		return
+	}
+	t.lines[t.next] = line
+	t.next = (t.next + 1) % tailLines
+}
+
+func (t *tail) get() []string {
+	out := make([]string, 0, len(t.lines))
+	out = append(out, t.lines[t.next:]...)
+	return append(out, t.lines[:t.next]...)
+}
+
+// Failure is a test that failed or never finished and none of whose
+// subtests did, or a package that failed without such a test (a build
+// failure, a panic in TestMain), with the last lines it printed.
+type Failure struct {
+	Package string   `json:"package"`
+	Test    string   `json:"test,omitempty"`
+	Output  []string `json:"output"`
 }
 
 // event is the part of a test2json event that trace reads; Output, the
@@ -67,6 +111,7 @@ type event struct {
 	Test        string  `json:"Test"`
 	ImportPath  string  `json:"ImportPath"`
 	FailedBuild string  `json:"FailedBuild"`
+	Output      string  `json:"Output"`
 }
 
 // ParseResults reads a results file: a Header line, then the output of
@@ -74,7 +119,7 @@ type event struct {
 // line that is not a test2json event or a line over MaxResultsLine is an
 // *errkind.InputError naming source and the line.
 func ParseResults(source string, r io.Reader) (*Results, error) {
-	res := &Results{Source: source, tests: map[testKey]*tally{}, pkgs: map[string]*pkgTally{}}
+	res := &Results{Source: source, tests: map[testKey]*tally{}, pkgs: map[string]*pkgTally{}, builds: map[string]*tail{}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var long []byte
 	for {
@@ -156,6 +201,15 @@ func (res *Results) line(line []byte) error {
 		if ev.ImportPath == "" {
 			return res.lineErr(n, fmt.Sprintf(`a %q event without "ImportPath"`, act), "")
 		}
+		if act == "build-output" {
+			pkg, _, _ := strings.Cut(ev.ImportPath, " ")
+			b := res.builds[pkg]
+			if b == nil {
+				b = &tail{}
+				res.builds[pkg] = b
+			}
+			b.add(ev.Output)
+		}
 		return nil
 	}
 	if ev.Package == "" {
@@ -177,6 +231,8 @@ func (res *Results) line(line []byte) error {
 			}
 		case "skip":
 			p.skip++
+		case "output":
+			p.tail.add(ev.Output)
 		}
 		return nil
 	}
@@ -195,8 +251,49 @@ func (res *Results) line(line []byte) error {
 		t.fail++
 	case "skip":
 		t.skip++
+	case "output":
+		t.tail.add(ev.Output)
 	}
 	return nil
+}
+
+// Failures lists what failed, sorted by package and test.
+func (res *Results) Failures() []Failure {
+	var out []Failure
+	failedTest := map[string]bool{}
+	bad := func(t *tally) bool { return t.fail > 0 || t.started > 0 && t.pass+t.skip == 0 }
+	for k, t := range res.tests {
+		if !bad(t) {
+			continue
+		}
+		failedTest[k.pkg] = true
+		leaf := true
+		for k2, t2 := range res.tests {
+			if k2.pkg == k.pkg && strings.HasPrefix(k2.test, k.test+"/") && bad(t2) {
+				leaf = false
+				break
+			}
+		}
+		if leaf {
+			out = append(out, Failure{Package: k.pkg, Test: k.test, Output: t.tail.get()})
+		}
+	}
+	for pkg, p := range res.pkgs {
+		if p.fail > 0 && !failedTest[pkg] {
+			lines := p.tail.get()
+			if b := res.builds[pkg]; p.buildFailed && b != nil {
+				lines = append(b.get(), lines...)
+			}
+			out = append(out, Failure{Package: pkg, Output: lines})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Package != out[j].Package {
+			return out[i].Package < out[j].Package
+		}
+		return out[i].Test < out[j].Test
+	})
+	return out
 }
 
 // Outcome returns what the results say of the test name (a subtest path
@@ -219,7 +316,7 @@ func (res *Results) Outcome(pkg, name string) (outcome, why string) {
 	case p.buildFailed:
 		return OutcomeNotRun, "its package did not build"
 	case p.fail > 0:
-		return OutcomeNotRun, "its package failed before the test ran"
+		return OutcomeNotRun, "its package failed and this test did not run (a panic or a timeout in another test ends the package: see the failures)"
 	}
 	return OutcomeNotRun, "the package ran, the test did not (a -run or -skip filter, or -short?)"
 }

@@ -85,7 +85,7 @@ func runTraceCheck(env *Env, in *traceInputs, opts traceCheckOptions) error {
 func printTraceReport(w io.Writer, in *traceInputs, rep *trace.Report) {
 	s := rep.Summary
 	fmt.Fprintf(w, "%s: %s, %d required and implemented, %s\n", rep.Catalog, plural(s.Requirements, "requirement", "requirements"), s.RequiredImplemented, plural(s.Checks, "check", "checks"))
-	fmt.Fprintf(w, "  checks found   %d test files, %d scripts, %d schemas indexed\n", in.Index.TestFiles, len(in.Index.Scripts), len(in.Index.Schemas))
+	fmt.Fprintf(w, "  indexed        %s, %s, %s\n", plural(in.Index.TestFiles, "test file", "test files"), plural(len(in.Index.Scripts), "script", "scripts"), plural(len(in.Index.Schemas), "schema", "schemas"))
 	if in.Results != nil {
 		dirty := ""
 		if rep.Dirty {
@@ -97,11 +97,16 @@ func printTraceReport(w io.Writer, in *traceInputs, rep *trace.Report) {
 		fmt.Fprintf(w, "  results        none: every check exists (pass --results FILE to require that each ran and passed)\n")
 	}
 	if len(rep.Promotable) > 0 {
-		what := "have checks that exist"
+		what := "checks that exist"
 		if in.Results != nil {
-			what = "have checks that all passed"
+			what = "checks that all passed"
 		}
-		fmt.Fprintf(w, "  promotable     %d planned or partial requirements %s; review their status:\n", len(rep.Promotable), what)
+		if len(rep.Promotable) == 1 {
+			what = "has " + what
+		} else {
+			what = "have " + what
+		}
+		fmt.Fprintf(w, "  promotable     %s %s; review their status:\n", plural(len(rep.Promotable), "planned requirement", "planned requirements"), what)
 		for _, p := range rep.Promotable {
 			fmt.Fprintf(w, "                 %s (%s, %s)\n", p.ID, p.Status, plural(p.Checks, "check", "checks"))
 		}
@@ -119,6 +124,23 @@ func printTraceReport(w io.Writer, in *traceInputs, rep *trace.Report) {
 	}
 	if len(none) > 0 {
 		fmt.Fprintf(w, "  no test mapped %s\n", strings.Join(none, ", "))
+	}
+	if len(rep.Failed) > 0 {
+		fmt.Fprintf(w, "  failed         %s in the results (mapped or not), with the last lines each printed:\n", plural(len(rep.Failed), "test", "tests"))
+		for _, f := range rep.Failed {
+			name := f.Package
+			if f.Test != "" {
+				name += " " + f.Test
+			}
+			fmt.Fprintf(w, "    %s\n", name)
+			lines := f.Output
+			if len(lines) > 10 {
+				lines = lines[len(lines)-10:]
+			}
+			for _, l := range lines {
+				fmt.Fprintf(w, "      | %s\n", l)
+			}
+		}
 	}
 	if rep.OK {
 		fmt.Fprintf(w, "ok: no gaps\n")

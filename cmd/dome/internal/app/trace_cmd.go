@@ -43,13 +43,10 @@ type traceInputs struct {
 // loadTrace reads the catalogue, indexes the repository it belongs to and
 // reads --results, refusing results of another commit than HEAD.
 func loadTrace(env *Env, c *cli.Context) (*traceInputs, error) {
-	if c.NArg() > 0 {
-		return nil, usagef("dome trace %s takes no arguments (got %q)", c.Command.Name, c.Args().First())
-	}
 	root := repoRoot(env, c)
 	if root == "" {
 		return nil, &errkind.InputError{Source: "--repo", Problem: "not inside a git repository worktree: the catalogue's checks are looked up in the repository's files",
-			Hint: "run dome trace in a clone of the repository, or pass --repo DIR"}
+			Hint: "work in a clone of the repository, or pass --repo DIR"}
 	}
 	in := &traceInputs{Root: root}
 	path, source := filepath.Join(root, filepath.FromSlash(trace.CatalogPath)), trace.CatalogPath
@@ -72,7 +69,7 @@ func loadTrace(env *Env, c *cli.Context) (*traceInputs, error) {
 	}
 	bc := build.Default
 	if in.Index, err = trace.Scan(os.DirFS(root), in.Catalog, trace.ScanOptions{Build: &bc}); err != nil {
-		return nil, &errkind.InputError{Source: root, Problem: err.Error(), Hint: "run dome trace at the root of a Go module's repository"}
+		return nil, &errkind.InputError{Source: root, Problem: err.Error(), Hint: "the repository root must hold the go.mod of the module whose tests the catalogue names"}
 	}
 	if f := c.String("results"); f != "" {
 		if in.Results, err = loadResults(env, f); err != nil {
