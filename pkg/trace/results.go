@@ -317,6 +317,8 @@ func (res *Results) Outcome(pkg, name string) (outcome, why string) {
 		return OutcomeNotRun, "its package did not build"
 	case p.fail > 0:
 		return OutcomeNotRun, "its package failed and this test did not run (a panic or a timeout in another test ends the package: see the failures)"
+	case p.pass == 0 && p.skip > 0:
+		return OutcomeNotRun, "its package reported no tests (no test files when the results were made?)"
 	}
 	return OutcomeNotRun, "the package ran, the test did not (a -run or -skip filter, or -short?)"
 }

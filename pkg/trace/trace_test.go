@@ -357,7 +357,7 @@ func TestResults_OutcomesAndCommit(t *testing.T) {
 		`{"Action":"fail","Package":"example.com/m/pkg/b","FailedBuild":"example.com/m/pkg/b [example.com/m/pkg/b.test]"}`,
 		ev("run", "pkg/a", "TestHang"), ev("fail", "pkg/a", ""),
 		ev("run", "pkg/c", "TestX"), ev("pass", "pkg/c", "TestX"), ev("run", "pkg/c", "TestX"), ev("fail", "pkg/c", "TestX"),
-		ev("pass", "pkg/d", ""),
+		ev("pass", "pkg/d", ""), ev("skip", "pkg/f", ""),
 		`{"Action":"some-future-action","Package":"example.com/m/pkg/d"}`,
 		"",
 	)
@@ -371,6 +371,7 @@ func TestResults_OutcomesAndCommit(t *testing.T) {
 		{"pkg/c", "TestX", OutcomeFail, ""},
 		{"pkg/d", "TestY", OutcomeNotRun, "the test did not"},
 		{"pkg/e", "TestZ", OutcomeNotRun, "not in the results"},
+		{"pkg/f", "TestZ", OutcomeNotRun, "reported no tests"},
 	} {
 		got, why := res.Outcome("example.com/m/"+tc.pkg, tc.test)
 		if got != tc.want || !strings.Contains(why, tc.why) {
