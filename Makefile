@@ -10,9 +10,11 @@ TESTFLAGS ?=
 # headed by the commit (what dome trace check --results reads).
 TESTJSON  ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
+             -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT)
 
-.PHONY: help build demo test bench fuzz lint vendor-check conformance contract clean
+.PHONY: help build demo test bench fuzz lint docs install-check release-check vendor-check conformance contract clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,7 +32,7 @@ else
 	GO=$(GO) ./scripts/testjson.sh $(TESTJSON) -count=1 -timeout 20m $(TESTFLAGS) ./...
 endif
 
-conformance: ## patch engine vs git: 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
+conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
 	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
 
 contract: build ## contract tests of every example tool x profile (go, ts, python); tsc from npm ci --prefix contract-tests/ts
@@ -45,6 +47,15 @@ bench: build ## compare dome with its peers side by side (see bench/)
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	./scripts/fuzz.sh $(FUZZTIME)
+
+docs: ## regenerate the command reference (docs/reference/, docs/man/) from the CLI definitions
+	$(GO) run ./cmd/dome/internal/docgen
+
+install-check: ## prove go install github.com/dome-registry/dome/cmd/dome@VERSION works (a local module proxy, a clean GOPATH)
+	./scripts/go-install-check.sh
+
+release-check: ## goreleaser check, and two snapshot builds that must be byte-identical (builds goreleaser once)
+	./scripts/release-check.sh
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -3,8 +3,10 @@ module github.com/dome-registry/dome
 go 1.26.0
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/ProtonMail/go-crypto v1.1.6
 	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/cpuguy83/go-md2man/v2 v2.0.7
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
@@ -29,7 +31,6 @@ require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/cloudflare/circl v1.6.3 // indirect
-	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/cyphar/filepath-securejoin v0.6.1 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
@@ -55,8 +56,3 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 )
-
-// dome patch of santhosh-tekuri/jsonschema v6.0.3 (pulled in by kin-openapi):
-// its draft meta-schemas compile on first use instead of at init, saving every
-// dome process ~3 ms and ~2 MB. See third_party/santhosh-tekuri-jsonschema/PATCH.md.
-replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/santhosh-tekuri-jsonschema

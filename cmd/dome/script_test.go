@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +21,10 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
 	"github.com/dome-registry/dome/internal/pgtest"
+	"github.com/dome-registry/dome/pkg/artifact"
+	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/sandbox"
+	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -102,12 +106,25 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// pgpkey NAME: write an OpenPGP key pair to NAME.key (armored
 			// private) and NAME.pub (armored public).
 			"pgpkey": pgpKey,
+			// releasetag TOOL VERSION [REV]: tag REV (default HEAD) as
+			// registry/TOOL/VERSION with the release record dome release
+			// writes (no profiles or clients), without dome release's checks:
+			// a release for stories about reading through release tags.
+			"releasetag": releaseTag,
 			// pgdatabase: start a throwaway PostgreSQL cluster for this
 			// script (internal/pgtest; $DOME_PGTEST_URL: that server) and
 			// set $DATABASE_URL to a new database on it ($DATABASE_URL_REST:
 			// the part after "postgres://"). Guard it with
 			// [!postgres] skip, a condition that is an error when CI=true.
 			"pgdatabase": pgDatabase,
+			// forgeproposal IN DIFF OUT ID: a hostile worker's proposal:
+			// IN's payload with its diff replaced by the file DIFF
+			// (diff_digest and inputs_hash to match) and the proposal id
+			// ID, sealed again unsigned. dome stack propose cannot make
+			// it: it refuses such diffs itself.
+			"forgeproposal": forgeProposal,
+			// ciscript KIND FILE JOB OUT: the commands of a CI template's job as a bash script.
+			"ciscript": ciScript,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits N program [args...]")
@@ -170,6 +187,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 					return false, fmt.Errorf("%v (CI=true: the sandbox tests must run; .ci/run installs bubblewrap)", err)
 				}
 				return err == nil, nil
+			case "root":
+				// mknod and other privileged set-ups of a story.
+				return os.Geteuid() == 0, nil
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil
@@ -215,6 +235,33 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("GITD", "git://"+addr)
 }
 
+func forgeProposal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: forgeproposal IN DIFF OUT ID")
+	}
+	var doc struct {
+		Header  artifact.Header     `json:"header"`
+		Payload stack.PatchProposal `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc); err != nil {
+		ts.Fatalf("forgeproposal: %s: %v", args[0], err)
+	}
+	diff := ts.ReadFile(args[1])
+	doc.Payload.DiffUnified, doc.Payload.DiffRef = diff, ""
+	doc.Payload.DiffDigest = canonical.Digest([]byte(diff))
+	doc.Header.InputsHash = doc.Payload.DiffDigest
+	doc.Payload.ProposalID, doc.Header.ObjectID = args[3], args[3]
+	doc.Payload.IdempotencyKey = "idem-" + args[3]
+	doc.Header.Signature, doc.Header.KID = "", ""
+	out, _, err := stack.Seal(doc.Header, doc.Payload, nil)
+	if err != nil {
+		ts.Fatalf("forgeproposal: %v", err)
+	}
+	if err := os.WriteFile(ts.MkAbs(args[2]), out, 0o644); err != nil {
+		ts.Fatalf("forgeproposal: %v", err)
+	}
+}
+
 func pgDatabase(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: pgdatabase")
@@ -244,6 +291,41 @@ func pgDatabase(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("DATABASE_URL", dbURL)
 	_, rest, _ := strings.Cut(dbURL, "://")
 	ts.Setenv("DATABASE_URL_REST", rest) // the URL after "postgres://"
+}
+
+func releaseTag(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: releasetag TOOL VERSION [REV]")
+	}
+	tool, version, rev := args[0], args[1], "HEAD"
+	if len(args) == 3 {
+		rev = args[2]
+	}
+	git := func(a ...string) string {
+		cmd := exec.Command("git", a...)
+		cmd.Dir = ts.MkAbs(".")
+		cmd.Env = os.Environ()
+		for _, k := range []string{"HOME", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "TZ"} {
+			cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			ts.Fatalf("git %s: %v\n%s", strings.Join(a, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	commit := git("rev-parse", rev+"^{commit}")
+	tree := "4b825dc642cb6eb9a060e54bf8d69288fbee4904" // the empty tree, for a tool not in the commit
+	if out, err := exec.Command("git", "-C", ts.MkAbs("."), "rev-parse", "-q", "--verify", commit+":registry/tools/"+tool).Output(); err == nil {
+		tree = strings.TrimSpace(string(out))
+	}
+	record := fmt.Sprintf(`{"breaking_changes":[],"canonicalization":"jcs-rfc8785","commit":%q,"manifests":{},"profiles":{},"schema_version":"dome.release_record/v1","tool_id":%q,"tool_tree":%q,"version":%q}`+"\n", commit, tool, tree, version)
+	f := filepath.Join(ts.MkAbs("."), ".release-record.tmp")
+	if err := os.WriteFile(f, []byte(record), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	defer os.Remove(f)
+	git("tag", "-a", "-F", f, "registry/"+tool+"/"+version, commit)
 }
 
 func pgpKey(ts *testscript.TestScript, neg bool, args []string) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -240,6 +241,7 @@ func publishOne(t *testing.T, s *servedDome, doc []byte) int {
 	json.Unmarshal(doc, &d)
 	req, _ := http.NewRequest("POST", s.base+"/actions/"+d.Name+"/versions/"+d.Version, bytes.NewReader(doc))
 	req.Header.Set("X-API-Key", crashAPIKey)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -415,5 +417,63 @@ func TestServe_SIGTERM_FinishesTheRequestInFlight(t *testing.T) {
 	// New connections are refused once it stopped.
 	if _, err := http.Get(s.base + "/healthz"); err == nil {
 		t.Errorf("still serving after SIGTERM")
+	}
+}
+
+// TestServe_EveryAnswerIsTheErrorShape: what a client of dome serve sees
+// for requests the handler refuses (a publish without Content-Type or with
+// another JSON media type: 415) and for requests net/http refuses before
+// any handler runs (431, 400, 505, 501, 417): JSON with a stable code.
+func TestServe_EveryAnswerIsTheErrorShape(t *testing.T) {
+	repo := gittest.NewBare(t)
+	trusted := filepath.Join(t.TempDir(), "trusted.json")
+	os.WriteFile(trusted, mustTrusted(t), 0o644)
+	s := startServe(t, "git:"+repo.Dir, trusted)
+	doc := crashDocs(t, 1)[0]
+	for _, ct := range []string{"", "application/json-patch+json", "text/plain"} {
+		req, _ := http.NewRequest("POST", s.base+"/actions/crash.a00/versions/1.0.0", bytes.NewReader(doc))
+		req.Header.Set("X-API-Key", crashAPIKey)
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(body), `"code":"UNSUPPORTED_MEDIA_TYPE"`) {
+			t.Errorf("publish with Content-Type %q: %d %s", ct, resp.StatusCode, body)
+		}
+	}
+	addr := strings.TrimPrefix(s.base, "http://")
+	for _, tc := range []struct {
+		raw    string
+		status int
+		code   string
+	}{
+		{"GET /actions HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", 431, "HEADERS_TOO_LARGE"},
+		{"GET /actions HTTP/1.1\r\n\r\n", 400, "BAD_REQUEST"},
+		{"GET /actions HTTP/9.9\r\nHost: x\r\n\r\n", 505, "HTTP_VERSION_NOT_SUPPORTED"},
+		{"POST /actions/a/versions/1.0.0 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: br\r\n\r\n", 501, "NOT_IMPLEMENTED"},
+		{"GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: tea\r\n\r\n", 417, "EXPECTATION_FAILED"},
+		{"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400, "BAD_REQUEST"},
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, tc.raw)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			c.Close()
+			t.Fatalf("%.40q: %v", tc.raw, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"code":"`+tc.code+`"`) {
+			t.Errorf("%.40q: %d %q %s", tc.raw, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
 	}
 }

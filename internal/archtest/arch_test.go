@@ -14,8 +14,9 @@ const module = "github.com/dome-registry/dome"
 
 // foundations may import only other foundations (and third-party code).
 var foundations = map[string]bool{
-	"pkg/errkind": true, "pkg/gitstore": true, "pkg/canonical": true,
+	"pkg/errkind": true, "pkg/gitstore": true, "pkg/gitpath": true, "pkg/canonical": true,
 	"pkg/signing": true, "pkg/artifact": true, "pkg/ledger": true,
+	"pkg/readlimit": true, "pkg/outfile": true, "pkg/knowntags": true,
 }
 
 type pkgInfo struct {
@@ -59,6 +60,21 @@ func TestLayering(t *testing.T) {
 			if foundations[rel] && strings.HasPrefix(irel, "pkg/") && !foundations[irel] {
 				t.Errorf("%s (a foundation) imports %s (a capability)", rel, irel)
 			}
+		}
+	}
+}
+
+// TestDomeBinaryLinksNoDocGenerator: the man page writer (go-md2man, and
+// urfave/cli's docs.go that uses it) and cmd/dome/internal/docgen stay out of
+// bin/dome, which is built with the urfave_cli_no_docs tag.
+func TestDomeBinaryLinksNoDocGenerator(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "urfave_cli_no_docs", module+"/cmd/dome").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "go-md2man") || strings.Contains(dep, "blackfriday") || strings.HasSuffix(dep, "/docgen") {
+			t.Errorf("bin/dome links %s: documentation generators belong in cmd/dome/internal/docgen, a separate program", dep)
 		}
 	}
 }

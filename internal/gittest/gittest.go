@@ -70,6 +70,23 @@ func (r *Repo) Git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// GitStdin runs git with stdin and returns its trimmed stdout (git mktag,
+// git hash-object --stdin, ...).
+func (r *Repo) GitStdin(stdin string, args ...string) string {
+	r.T.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Dir
+	cmd.Env = Env()
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		r.T.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // Write writes files (path -> content) relative to the worktree.
 func (r *Repo) Write(files map[string]string) {
 	r.T.Helper()

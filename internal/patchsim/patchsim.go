@@ -27,6 +27,7 @@ type file struct {
 // Sim holds the simulated tree.
 type Sim struct {
 	rng   *rand.Rand
+	msgs  *rand.Rand // commit messages and authors: their own stream, so trees do not depend on them
 	files map[string]*file
 	n     int // counter for fresh names
 }
@@ -40,7 +41,7 @@ var dirs = []string{"", "src", "src/util", "docs", "lib/deep/er", "with space", 
 // to w, deterministic for seed. Commit times start at 2026-01-01 and step one
 // minute.
 func Generate(w io.Writer, seed uint64, commits int) error {
-	s := &Sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), files: map[string]*file{}}
+	s := &Sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), msgs: rand.New(rand.NewPCG(seed^0x5bd1e995, seed)), files: map[string]*file{}}
 	for c := 1; c <= commits; c++ {
 		changed := map[string]bool{}
 		if c == 1 {
@@ -63,8 +64,8 @@ func Generate(w io.Writer, seed uint64, commits int) error {
 func (s *Sim) emit(w io.Writer, c int, changed map[string]bool) error {
 	var b bytes.Buffer
 	ts := 1767225600 + int64(c)*60
-	msg := fmt.Sprintf("sim commit %d\n\nchanged %d paths\n", c, len(changed))
-	fmt.Fprintf(&b, "commit refs/heads/main\nmark :%d\nauthor Sim <sim@dome.invalid> %d +0000\ncommitter Sim <sim@dome.invalid> %d +0000\ndata %d\n%s", c, ts, ts, len(msg), msg)
+	msg, author, tz := s.message(c, len(changed))
+	fmt.Fprintf(&b, "commit refs/heads/main\nmark :%d\nauthor %s %d %s\ncommitter Sim <sim@dome.invalid> %d +0000\ndata %d\n%s", c, author, ts, tz, ts, len(msg), msg)
 	if c > 1 {
 		fmt.Fprintf(&b, "from :%d\n", c-1)
 	}
@@ -92,6 +93,45 @@ func (s *Sim) emit(w io.Writer, c int, changed map[string]bool) error {
 }
 
 func quote(p string) string { return strconv.Quote(p) }
+
+// messages are commit message shapes git format-patch and git am treat
+// specially: leading spaces in the body, bracketed and "Re:" subject
+// prefixes, subjects long enough to fold, non-ASCII (RFC 2047), trailing
+// white space and runs of blank lines, a "---" or "diff -" line that ends
+// the message for git am, in-body "From:" lines, a two-line first paragraph.
+var messages = []string{
+	"sim commit %[1]d\n\nchanged %[2]d paths\n",
+	"sim commit %[1]d\n\n  indented body: %[2]d paths\n    deeper\n",
+	"[area] sim commit %[1]d\n\nbody\n",
+	"Re: [PATCH] sim commit %[1]d\n",
+	"sim commit %[1]d with a subject long enough that git format-patch folds the Subject header over lines\n\nbody\n",
+	"sim commit %[1]d: caf\u00e9, na\u00efve, \u65e5\u672c\n\nZo\u00eb's body \u2014 %[2]d\n",
+	"sim commit %[1]d   \n\n\n\nbody with trailing space   \n\t\n\n\nafter blank lines\t\n\n\n",
+	"sim commit %[1]d\n\nabove the line\n---\nbelow the line (git am drops it)\n",
+	"sim commit %[1]d\n\nmentions\ndiff -u a b\nand more\n",
+	"sim commit %[1]d\n\nFrom: Someone Else <else@dome.invalid>\n\nthe body\n",
+	"sim commit %[1]d\nsecond line of the first paragraph\n\nbody\n",
+	"sim commit %[1]d\n",
+	":sim commit %[1]d =?utf-8?q?not-encoded?=\n\n\tbody starts with a tab\n",
+	"[v2 3/4] [PATCH] sim commit %[1]d\n\n>From the archive\n",
+}
+
+var authors = []string{
+	"Sim <sim@dome.invalid>", "Ann Example Jr. <ann@dome.invalid>", "Doe, John <jd@dome.invalid>",
+	"Zo\u00eb \u00c6lfric <zoe@dome.invalid>", "J. R. \"Bob\" Dobbs <bob@dome.invalid>", "x <x@dome.invalid>",
+	"Name (nick) Surname <ns@dome.invalid>", "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9 <long@dome.invalid>",
+}
+
+var zones = []string{"+0000", "+0530", "-0800", "+1300", "-0000"}
+
+// message picks commit c's message, author and time zone.
+func (s *Sim) message(c, changed int) (string, string, string) {
+	if c == 1 {
+		return fmt.Sprintf(messages[0], c, changed), authors[0], zones[0]
+	}
+	m := messages[s.msgs.IntN(len(messages))]
+	return fmt.Sprintf(m, c, changed), authors[s.msgs.IntN(len(authors))], zones[s.msgs.IntN(len(zones))]
+}
 
 func (s *Sim) pick(pred func(string, *file) bool) string {
 	var ps []string

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -104,7 +105,7 @@ func checkClient(out string, c *Client) (*ClientDrift, error) {
 	var edited []string
 	for _, f := range c.Files {
 		produced[f.Path] = true
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		data, err := readlimit.ReadRegularFile(filepath.Join(dir, filepath.FromSlash(f.Path)), readlimit.Document)
 		if errors.Is(err, fs.ErrNotExist) {
 			d.Files = append(d.Files, FileDrift{Path: f.Path, Kind: DriftMissing})
 			continue
@@ -142,7 +143,7 @@ func checkClient(out string, c *Client) (*ClientDrift, error) {
 			d.Causes = append(d.Causes, "manifest.json differs from what these inputs produce")
 		}
 		if !sameContent(old, c.Manifest) {
-			cur, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+			cur, _ := readlimit.ReadRegularFile(filepath.Join(dir, ManifestFile), readlimit.Document)
 			d.Files = append(d.Files, FileDrift{Path: ManifestFile, Kind: DriftChanged, Diff: UnifiedDiff(c.Dir()+"/"+ManifestFile, string(cur), string(c.Encoded))})
 		}
 	}

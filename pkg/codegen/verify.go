@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // Verification is the result of re-hashing one client folder against its
@@ -68,7 +69,7 @@ func verifyOne(root, manifestPath string) *Verification {
 	rel, _ := filepath.Rel(root, cdir)
 	v := &Verification{Dir: filepath.ToSlash(rel), Problems: []string{}}
 	add := func(f string, a ...any) { v.Problems = append(v.Problems, fmt.Sprintf(f, a...)) }
-	data, err := os.ReadFile(manifestPath)
+	data, err := readlimit.ReadRegularFile(manifestPath, readlimit.Document)
 	if err != nil {
 		add("%v", err)
 		return v
@@ -86,7 +87,7 @@ func verifyOne(root, manifestPath string) *Verification {
 	listed := map[string]bool{ManifestFile: true}
 	for _, o := range m.Outputs {
 		listed[o.Path] = true
-		b, err := os.ReadFile(filepath.Join(cdir, filepath.FromSlash(o.Path)))
+		b, err := readlimit.ReadRegularFile(filepath.Join(cdir, filepath.FromSlash(o.Path)), readlimit.Document)
 		if errors.Is(err, fs.ErrNotExist) {
 			add("%s: missing", o.Path)
 			continue

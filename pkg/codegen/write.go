@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // WriteStatus says what happened to a client folder.
@@ -281,7 +282,7 @@ func splitClientDir(dir string) (lang, tool, profile string) {
 
 func readManifestAt(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestFile)
-	data, err := os.ReadFile(p)
+	data, err := readlimit.ReadRegularFile(p, readlimit.Document)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -293,7 +294,7 @@ func readManifestAt(dir string) (*Manifest, error) {
 
 func filesMatch(dir string, files []GeneratedFile) bool {
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		data, err := readlimit.ReadRegularFile(filepath.Join(dir, filepath.FromSlash(f.Path)), readlimit.Document)
 		if err != nil || !bytes.Equal(data, f.Data) {
 			return false
 		}
@@ -347,7 +348,27 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
+// copyFile carries a file nobody generated over into the new client folder:
+// a regular file by its bytes, a symlink as a symlink. Anything else (a
+// FIFO would block the copy, a device would stream forever) is refused.
 func copyFile(src, dst string) error {
+	li, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	switch {
+	case li.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case !li.Mode().IsRegular():
+		return &errkind.InputError{Source: src, Problem: fmt.Sprintf("is not a regular file (%s) in a client folder", li.Mode().Type()), Hint: "move it out of the --out folder; dome gen keeps only regular files and symlinks it did not write"}
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err

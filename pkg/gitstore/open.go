@@ -51,6 +51,23 @@ func (r *Repo) GitDir() string { return r.gitDir }
 // RemoteURL returns the URL the repository was opened from, or "".
 func (r *Repo) RemoteURL() string { return r.remoteURL }
 
+// CommonDir returns the folder of refs and objects, shared by a repository
+// and its linked worktrees.
+func (r *Repo) CommonDir() string { return r.commonDir }
+
+// OriginURL returns the first URL of the remote "origin" in the
+// repository's own config, or "".
+func (r *Repo) OriginURL() string {
+	cfg, err := r.repo.Config()
+	if err != nil {
+		return ""
+	}
+	if rc, ok := cfg.Remotes["origin"]; ok && len(rc.URLs) > 0 {
+		return rc.URLs[0]
+	}
+	return ""
+}
+
 // IsBare reports whether the repository has no worktree.
 func (r *Repo) IsBare() bool { return r.workTree == "" }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dome-registry/dome/pkg/gitpath"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -40,19 +41,12 @@ func (r *Repo) store(obj plumbing.EncodedObject) (Hash, error) {
 	return fromPlumbing(got), nil
 }
 
-// CheckEntryName refuses tree entry names git would refuse and names that
-// would escape a checkout: empty, ".", "..", ".git" (any case), or names
-// holding '/' or NUL.
-func CheckEntryName(name string) error {
-	switch {
-	case name == "", name == ".", name == "..":
-		return fmt.Errorf("invalid tree entry name %q", name)
-	case strings.EqualFold(name, ".git"):
-		return fmt.Errorf("tree entry name %q is reserved", name)
-	case strings.ContainsAny(name, "/\x00"):
-		return fmt.Errorf("tree entry name %q must not contain '/' or NUL", name)
-	}
-	return nil
+// CheckEntryName refuses a tree entry name (of an entry of mode mode) that
+// git would refuse to check out, or that would escape a checkout: see
+// pkg/gitpath (empty, ".", "..", ".git" and its NTFS and HFS+ aliases, a
+// .gitmodules symlink, "/", control bytes).
+func CheckEntryName(name string, mode Mode) error {
+	return gitpath.VerifyName(name, uint32(mode))
 }
 
 // WriteTree stores one tree level. Entries are sorted the way git sorts them
@@ -62,7 +56,7 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	sort.Slice(es, func(i, j int) bool { return treeKey(es[i]) < treeKey(es[j]) })
 	t := &object.Tree{}
 	for i, e := range es {
-		if err := CheckEntryName(e.Name); err != nil {
+		if err := CheckEntryName(e.Name, e.Mode); err != nil {
 			return ZeroHash, fmt.Errorf("write tree: %w", err)
 		}
 		if i > 0 && es[i-1].Name == e.Name {
@@ -77,6 +71,31 @@ func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
 	return r.store(obj)
 }
 
+// identOf is the ident line git writes for s (ident.c fmt_ident): name and
+// e-mail without leading and trailing "crud" (white space and . , : ; < > "
+// \ '), and without the newlines and angle brackets that would break the
+// line. So "Ann Example Jr." commits as "Ann Example Jr", as with git.
+func identOf(s Signature) object.Signature {
+	return object.Signature{Name: WithoutCrud(s.Name), Email: WithoutCrud(s.Email), When: s.When}
+}
+
+// WithoutCrud is git's strbuf_addstr_without_crud.
+func WithoutCrud(s string) string {
+	crud := func(c byte) bool {
+		return c <= 32 || strings.IndexByte(".,:;<>\"\\'", c) >= 0
+	}
+	for len(s) > 0 && crud(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && crud(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	if !strings.ContainsAny(s, "\n<>") {
+		return s
+	}
+	return strings.NewReplacer("\n", "", "<", "", ">", "").Replace(s)
+}
+
 // CommitSpec is what WriteCommit needs.
 type CommitSpec struct {
 	Tree      Hash
@@ -88,20 +107,33 @@ type CommitSpec struct {
 
 // WriteCommit stores a commit object.
 func (r *Repo) WriteCommit(c CommitSpec) (Hash, error) {
+	obj := r.storage.NewEncodedObject()
+	if err := commitObject(c).Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return r.store(obj)
+}
+
+// HashCommit returns the id WriteCommit would give c, writing nothing.
+func HashCommit(c CommitSpec) (Hash, error) {
+	obj := &plumbing.MemoryObject{}
+	if err := commitObject(c).Encode(obj); err != nil {
+		return ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	return fromPlumbing(obj.Hash()), nil
+}
+
+func commitObject(c CommitSpec) *object.Commit {
 	oc := &object.Commit{
-		Author:    object.Signature{Name: c.Author.Name, Email: c.Author.Email, When: c.Author.When},
-		Committer: object.Signature{Name: c.Committer.Name, Email: c.Committer.Email, When: c.Committer.When},
+		Author:    identOf(c.Author),
+		Committer: identOf(c.Committer),
 		Message:   c.Message,
 		TreeHash:  toPlumbing(c.Tree),
 	}
 	for _, p := range c.Parents {
 		oc.ParentHashes = append(oc.ParentHashes, toPlumbing(p))
 	}
-	obj := r.storage.NewEncodedObject()
-	if err := oc.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
-	}
-	return r.store(obj)
+	return oc
 }
 
 // TagSpec is what WriteTag needs. Signer, when set, returns an armored
@@ -132,7 +164,7 @@ func (r *Repo) WriteTag(t TagSpec) (Hash, error) {
 	}
 	ot := &object.Tag{
 		Name:       t.Name,
-		Tagger:     object.Signature{Name: t.Tagger.Name, Email: t.Tagger.Email, When: t.Tagger.When},
+		Tagger:     identOf(t.Tagger),
 		Message:    t.Message,
 		TargetType: tt,
 		Target:     toPlumbing(t.Target),
@@ -181,12 +213,12 @@ type Change struct {
 func (r *Repo) ApplyChanges(base Hash, changes []Change) (Hash, error) {
 	root := &node{}
 	for _, c := range changes {
-		parts := strings.Split(c.Path, "/")
-		for _, p := range parts {
-			if err := CheckEntryName(p); err != nil {
-				return ZeroHash, fmt.Errorf("path %q: %w", c.Path, err)
+		if !c.Delete { // (deleting an entry git would refuse is a repair)
+			if err := gitpath.Verify(c.Path, uint32(c.Mode)); err != nil {
+				return ZeroHash, err
 			}
 		}
+		parts := strings.Split(c.Path, "/")
 		n := root
 		for _, p := range parts[:len(parts)-1] {
 			n = n.child(p)

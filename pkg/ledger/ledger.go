@@ -14,6 +14,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // SchemaVersion is the envelope version every event carries.
@@ -287,7 +288,7 @@ func Read(runDir, runID string) ([]Event, error) {
 
 func readOne(dir string, seq int64, runID string) (Event, error) {
 	path := filepath.Join(dir, FileName(seq))
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, MaxEventBytes)
 	if err != nil {
 		return Event{}, &CorruptError{File: path, Sequence: seq, Problem: "cannot read: " + err.Error()}
 	}

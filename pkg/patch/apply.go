@@ -274,17 +274,44 @@ func (a *applier) file(f *File) error {
 		if err != nil {
 			return err
 		}
-		if dst != nil && !(f.IsRename && f.NewPath == f.OldPath) {
+		switch {
+		case dst == nil || f.IsRename && f.NewPath == f.OldPath:
+		case a.opts.ThreeWay && f.IsNew && f.Binary == nil && !f.BinaryNoData && dst.mode != ModeSubmodule && f.NewMode != ModeSubmodule:
+			// git apply --3way merges a created file into the one already
+			// there, from an empty base (add/add)
+			if old, err = a.content(dst); err != nil {
+				return err
+			}
+			src = dst
+			f = &File{OldPath: f.NewPath, NewPath: f.NewPath, NewMode: modeOr(f.NewMode, ModeFile), Hunks: f.Hunks, addAdd: true}
+		default:
 			a.conflict(&fr, Conflict{Path: f.NewPath, Reason: "already exists in the base tree"})
 			return nil
 		}
 	}
 	mode := f.NewMode
+	if f.newModeFromIndex && src != nil {
+		mode = src.mode // (git warns "has type 100755, expected 100644" and keeps the tree's)
+	}
 	if mode == 0 {
 		if src != nil {
 			mode = src.mode
 		} else {
 			mode = ModeFile
+		}
+	}
+	// The paths again, with the modes the tree gives them (a diff that
+	// leaves modes unsaid can still make .gitmodules a symlink), as git
+	// apply's check_unsafe_path: the old name of a deletion, modification
+	// or rename, the new name of everything but a deletion.
+	if src != nil && !f.IsCopy {
+		if err := CheckPath(f.OldPath, src.mode); err != nil {
+			return pathRefusal("patch", f.OldPath, err, "git would refuse this path in a checkout")
+		}
+	}
+	if !f.IsDelete {
+		if err := CheckPath(f.NewPath, mode); err != nil {
+			return pathRefusal("patch", f.NewPath, err, "git would refuse this path in a checkout")
 		}
 	}
 	var data []byte
@@ -369,26 +396,62 @@ func (a *applier) gitlink(f *File, src *fstate, fr *FileResult) (OID, bool) {
 // against the index line as git does.
 func (a *applier) binary(f *File, old []byte, fr *FileResult) ([]byte, bool, error) {
 	if f.OldOID != "" && !f.IsNew && !hasPrefixID(BlobID(old), f.OldOID) {
+		if a.opts.ThreeWay && !f.IsDelete {
+			return a.binaryThreeWay(f, old, fr)
+		}
 		a.conflict(fr, Conflict{Path: f.OldPath, Reason: "binary patch does not apply: the file is not the preimage " + f.OldOID})
 		return nil, false, nil
 	}
-	var data []byte
-	switch f.Binary.Kind {
-	case BinaryLiteral:
-		data = f.Binary.Data
-	case BinaryDelta:
-		var err error
-		data, err = applyDelta(old, f.Binary.Data)
-		if err != nil {
-			a.conflict(fr, Conflict{Path: f.Path(), Reason: "binary delta does not apply: " + err.Error()})
-			return nil, false, nil
-		}
-	}
-	if f.NewOID != "" && !f.IsDelete && !hasPrefixID(BlobID(data), f.NewOID) {
-		a.conflict(fr, Conflict{Path: f.Path(), Reason: "binary patch gives a result other than " + f.NewOID})
+	data, err := binaryResult(f, old)
+	if err != nil {
+		a.conflict(fr, Conflict{Path: f.Path(), Reason: err.Error()})
 		return nil, false, nil
 	}
 	return data, true, nil
+}
+
+// binaryResult applies f's binary patch to old and checks the result id.
+func binaryResult(f *File, old []byte) ([]byte, error) {
+	data := f.Binary.Data
+	if f.Binary.Kind == BinaryDelta {
+		var err error
+		if data, err = applyDelta(old, f.Binary.Data); err != nil {
+			return nil, fmt.Errorf("binary delta does not apply: %w", err)
+		}
+	}
+	if f.NewOID != "" && !f.IsDelete && !hasPrefixID(BlobID(data), f.NewOID) {
+		return nil, fmt.Errorf("binary patch gives a result other than %s", f.NewOID)
+	}
+	return data, nil
+}
+
+// binaryThreeWay is git apply --3way on a binary file that is not the
+// preimage: no line merge, so the result is clean only when the file
+// already is the patch's result; otherwise a merge conflict that keeps the
+// current content (git's binary merge driver keeps "ours").
+func (a *applier) binaryThreeWay(f *File, old []byte, fr *FileResult) ([]byte, bool, error) {
+	pre, err := a.preimage(f)
+	if err != nil {
+		return nil, false, err
+	}
+	if pre == nil {
+		a.conflict(fr, Conflict{Path: f.OldPath, Reason: "binary patch does not apply: the file is not the preimage " + f.OldOID + ", which is not in the repository"})
+		return nil, false, nil
+	}
+	theirs, err := binaryResult(f, pre)
+	if err != nil {
+		a.conflict(fr, Conflict{Path: f.Path(), Reason: err.Error()})
+		return nil, false, nil
+	}
+	fr.Method = "three-way"
+	if bytes.Equal(old, theirs) || bytes.Equal(pre, theirs) {
+		return old, true, nil
+	}
+	a.conflict(fr, Conflict{Path: f.Path(), Reason: reasonMergeConflict})
+	if a.opts.WriteConflicts {
+		return old, true, nil
+	}
+	return nil, false, nil
 }
 
 func hasPrefixID(id OID, prefix string) bool {
@@ -398,8 +461,28 @@ func hasPrefixID(id OID, prefix string) bool {
 	return strings.HasPrefix(id.String(), prefix)
 }
 
-// text applies the hunks of f to old; on failure, with ThreeWay, it merges.
+// text applies the hunks of f to old. With ThreeWay it does what git apply
+// --3way has done since git 2.32: merge first (the patch applied to the
+// preimage blob its index line names, merged onto the current content with
+// the preimage as base), and apply the hunks directly only when it cannot
+// merge (no index line, the blob is not in the store, the patch does not
+// apply to its own preimage). The current content equal to the preimage
+// needs no merge: the direct result is the merge's.
 func (a *applier) text(f *File, src *fstate, old []byte, fr *FileResult) ([]byte, bool, error) {
+	if a.opts.ThreeWay && (!f.IsNew || f.addAdd) && !f.IsDelete { // (git never merges a deletion)
+		var pre []byte
+		if !f.addAdd {
+			var err error
+			if pre, err = a.preimage(f); err != nil {
+				return nil, false, err
+			}
+		}
+		if (pre != nil || f.addAdd) && !bytes.Equal(pre, old) {
+			if theirs, _, bad := applyHunks(pre, f.Hunks, 0); len(bad) == 0 {
+				return a.merge(f, pre, old, theirs, fr)
+			}
+		}
+	}
 	out, hrs, failed := applyHunks(old, f.Hunks, a.opts.Fuzz)
 	fr.Hunks = hrs
 	if len(failed) == 0 {
@@ -412,38 +495,38 @@ func (a *applier) text(f *File, src *fstate, old []byte, fr *FileResult) ([]byte
 		}
 		return out, true, nil
 	}
-	if !a.opts.ThreeWay || f.IsNew {
-		for _, i := range failed {
-			h := f.Hunks[i]
-			a.conflict(fr, Conflict{Path: f.Path(), Hunk: i + 1, Lines: fmt.Sprintf("%d-%d", h.OldStart, h.OldStart+h.OldLines-1),
-				Reason: "context does not match"})
-		}
-		if a.opts.Partial == PartialHunk && len(failed) < len(f.Hunks) {
-			return out, true, nil // the hunks that applied
-		}
-		return nil, false, nil
-	}
-	pre, err := a.preimage(f)
-	if err != nil {
-		return nil, false, err
-	}
-	if pre == nil {
-		reason := "context does not match and the preimage blob " + f.OldOID + " is not in the repository"
-		if f.OldOID == "" {
+	reason := "context does not match"
+	if a.opts.ThreeWay && !f.IsNew && !f.IsDelete {
+		switch pre, err := a.preimage(f); {
+		case err != nil:
+			return nil, false, err
+		case f.OldOID == "":
 			reason = "context does not match, and the patch names no preimage blob to merge from (a plain diff has no index line)"
+		case pre == nil:
+			reason = "context does not match and the preimage blob " + f.OldOID + " is not in the repository"
+		default:
+			reason = "context does not match, and the patch does not apply to its own preimage " + f.OldOID
 		}
-		for _, i := range failed {
-			a.conflict(fr, Conflict{Path: f.Path(), Hunk: i + 1, Reason: reason})
-		}
-		return nil, false, nil
 	}
-	theirs, _, bad := applyHunks(pre, f.Hunks, 0)
-	if len(bad) > 0 {
-		a.conflict(fr, Conflict{Path: f.Path(), Hunk: bad[0] + 1, Reason: "the patch does not apply to its own preimage " + f.OldOID})
-		return nil, false, nil
+	for _, i := range failed {
+		h := f.Hunks[i]
+		a.conflict(fr, Conflict{Path: f.Path(), Hunk: i + 1, Lines: fmt.Sprintf("%d-%d", h.OldStart, h.OldStart+h.OldLines-1),
+			Reason: reason})
 	}
-	merged, conflicts := Merge3(pre, old, theirs, MergeLabels{Ours: "ours", Theirs: "theirs"})
+	if a.opts.Partial == PartialHunk && len(failed) < len(f.Hunks) && !(a.opts.ThreeWay && !f.IsNew && !f.IsDelete) {
+		return out, true, nil // the hunks that applied
+	}
+	return nil, false, nil
+}
+
+// merge is git's three_way_merge: trivial when a side did not change,
+// else Merge3; conflicts are listed per hunk of the patch.
+func (a *applier) merge(f *File, pre, ours, theirs []byte, fr *FileResult) ([]byte, bool, error) {
 	fr.Method = "three-way"
+	if bytes.Equal(pre, theirs) || bytes.Equal(ours, theirs) {
+		return ours, true, nil
+	}
+	merged, conflicts := Merge3(pre, ours, theirs, MergeLabels{Ours: "ours", Theirs: "theirs"})
 	if len(conflicts) == 0 {
 		return merged, true, nil
 	}

@@ -222,6 +222,8 @@ func TestApply_Safety_Refusals(t *testing.T) {
 		{"symlink outside", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+../../etc/passwd\n\\ No newline at end of file\n", "l", false},
 		{"symlink absolute", "diff --git a/d/m b/d/m\nnew file mode 120000\n--- /dev/null\n+++ b/d/m\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n", "d/m", false},
 		{"symlink into .git", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+d/../.git/config\n\\ No newline at end of file\n", "l", false},
+		{"symlink into git~1", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+GIT~1/config\n\\ No newline at end of file\n", "l", false},
+		{"symlink into .git.", "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+.git./hooks\n\\ No newline at end of file\n", "l", false},
 		{"symlink renamed out of the tree", "diff --git a/d/l b/l\nsimilarity index 100%\nrename from d/l\nrename to l\n", "l", false},
 		{"file replaced by a directory", newFile("a.txt/x"), "a.txt/x", false},
 		{"directory replaced by a file", newFile("d"), "d", false},

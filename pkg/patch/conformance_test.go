@@ -75,7 +75,7 @@ func TestConformance_Simulator(t *testing.T) {
 			st := conform(t, repo, text, true)
 			t.Logf("simulator %s: %d commits, %d patches, %d applied, %d tree ids equal, %d patch ids equal of %d; renames %d, copies %d, binary %d, mode changes %d",
 				strings.Join(variant, " "), n, st.patches, st.applied, st.treesEqual, st.idsEqual, st.ids, st.renames, st.copies, st.binary, st.modes)
-			if st.patches < n*95/100 || st.treesEqual != st.patches || st.idsEqual != st.ids || st.ids != st.patches {
+			if st.patches < n*95/100 || st.treesEqual != st.patches || st.idsEqual != st.ids || st.ids < st.patches { // (message lines such as "diff -u a b" make git patch-id report extra ids; dome reports the same)
 				t.Fatalf("conformance below 100%%: %+v", st)
 			}
 		})

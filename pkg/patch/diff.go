@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/dome-registry/dome/internal/xdiff"
 )
 
 // DiffOptions controls DiffTree.
@@ -55,8 +57,8 @@ func DiffTree(st Store, base OID, files []NewFile, opts DiffOptions) (*Patch, er
 	}
 	nw := map[string]NewFile{}
 	for _, f := range files {
-		if err := CheckPath(f.Path); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		if err := CheckPath(f.Path, f.Mode); err != nil {
+			return nil, err
 		}
 		switch f.Mode {
 		case ModeFile, ModeExec, ModeSymlink:
@@ -189,27 +191,29 @@ func fileDiff(oldPath, newPath string, oldMode, newMode Mode, old, nw []byte, de
 	return f
 }
 
-// lineHunks turns a line diff of a into b into unified hunks with ctx lines
+// lineHunks turns a line diff of a into b (git's Myers alignment, as git
+// diff --no-indent-heuristic finds it) into unified hunks with ctx lines
 // of context, merging hunks whose context would touch or overlap (as git
 // does: changes at most 2*ctx equal lines apart share a hunk).
 func lineHunks(a, b []string, ctx int) []*Hunk {
-	m := matchLines(a, b)
 	var ops []Line
 	var oldNo, newNo []int // 0-based line index of each op on each side (before it, for inserts/deletes)
 	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && m[i] == j:
+	same := func(until int) {
+		for ; i < until; i, j = i+1, j+1 {
 			ops, oldNo, newNo = append(ops, Line{' ', a[i]}), append(oldNo, i), append(newNo, j)
-			i, j = i+1, j+1
-		case i < len(a) && m[i] < 0:
-			ops, oldNo, newNo = append(ops, Line{'-', a[i]}), append(oldNo, i), append(newNo, j)
-			i++
-		default:
-			ops, oldNo, newNo = append(ops, Line{'+', b[j]}), append(oldNo, i), append(newNo, j)
-			j++
 		}
 	}
+	for _, c := range xdiff.Diff(a, b) {
+		same(c.I1)
+		for end := i + c.Chg1; i < end; i++ {
+			ops, oldNo, newNo = append(ops, Line{'-', a[i]}), append(oldNo, i), append(newNo, j)
+		}
+		for end := j + c.Chg2; j < end; j++ {
+			ops, oldNo, newNo = append(ops, Line{'+', b[j]}), append(oldNo, i), append(newNo, j)
+		}
+	}
+	same(len(a))
 	var hunks []*Hunk
 	for k := 0; k < len(ops); {
 		if ops[k].Op == ' ' {

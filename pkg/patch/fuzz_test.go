@@ -27,10 +27,8 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, p := range ps {
 			for _, fd := range p.Files {
-				for _, n := range []string{fd.OldPath, fd.NewPath} {
-					if n != "" && CheckPath(n) != nil {
-						t.Fatalf("unsafe path accepted: %q", n)
-					}
+				if fd.OldPath != "" && CheckPath(fd.OldPath, fd.OldMode) != nil || fd.NewPath != "" && CheckPath(fd.NewPath, fd.NewMode) != nil {
+					t.Fatalf("unsafe path accepted: %q %q", fd.OldPath, fd.NewPath)
 				}
 				for _, h := range fd.Hunks {
 					o, n := 0, 0

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dome-registry/dome/pkg/gitpath"
 )
 
 // MemStore keeps objects in memory with git's ids; reads it cannot answer go
@@ -99,8 +101,8 @@ func EncodeTree(entries []TreeEntry) ([]TreeEntry, []byte, error) {
 	sort.Slice(es, func(i, j int) bool { return sortKey(es[i]) < sortKey(es[j]) })
 	var b bytes.Buffer
 	for i, e := range es {
-		if e.Name == "" || strings.ContainsAny(e.Name, "/\x00") {
-			return nil, nil, fmt.Errorf("bad tree entry name %q", e.Name)
+		if err := gitpath.VerifyName(e.Name, uint32(e.Mode)); err != nil {
+			return nil, nil, fmt.Errorf("write tree: %w", err)
 		}
 		if i > 0 && es[i-1].Name == e.Name {
 			return nil, nil, fmt.Errorf("duplicate tree entry %q", e.Name)

@@ -3,7 +3,6 @@ package patch
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"strconv"
 	"strings"
 
@@ -28,15 +27,6 @@ type Header struct {
 	Body    string // the rest of the message, without the trailing newline
 }
 
-// Message returns the commit message git am would write: subject, blank
-// line, body.
-func (h Header) Message() string {
-	if h.Body == "" {
-		return h.Subject + "\n"
-	}
-	return h.Subject + "\n\n" + h.Body + "\n"
-}
-
 // File is the diff of one path.
 type File struct {
 	OldPath, NewPath string // "" when the file is created / deleted
@@ -49,6 +39,10 @@ type File struct {
 	Binary           *Binary // a "GIT binary patch"
 	BinaryNoData     bool    // "Binary files ... differ": no data to apply
 	Line             int     // line of the "diff --git" header in the input
+	addAdd           bool    // (Apply) a creation merged into the file already there
+	// newModeFromIndex: NewMode is the index line's mode, which git reads
+	// as the old mode only: the file keeps the mode it has in the tree.
+	newModeFromIndex bool
 }
 
 // Path is the path the file has after the patch (or before, for a deletion).
@@ -162,7 +156,6 @@ func (p *parser) errf(line int, format string, a ...any) error {
 var (
 	mboxFrom  = lazyre.New(`^From ([0-9a-f]{40}) `)
 	showStart = lazyre.New(`^commit ([0-9a-f]{40})\b`)
-	prefixRE  = lazyre.New(`^(\[[^\]]*\]\s*)+`)
 )
 
 func (p *parser) parse() ([]*Patch, error) {
@@ -175,7 +168,9 @@ func (p *parser) parse() ([]*Patch, error) {
 			cur = &Patch{Header: Header{Commit: mboxFrom().FindStringSubmatch(l)[1]}}
 			patches = append(patches, cur)
 			p.i++
-			p.mailHeader(&cur.Header)
+			if err := p.mailHeader(&cur.Header); err != nil {
+				return nil, err
+			}
 		case showStart().MatchString(l):
 			cur = &Patch{Header: Header{Commit: showStart().FindStringSubmatch(l)[1]}}
 			patches = append(patches, cur)
@@ -210,56 +205,6 @@ func (p *parser) parse() ([]*Patch, error) {
 	return patches, nil
 }
 
-// mailHeader reads RFC 822 headers and the message body up to the "---" line
-// or the first diff.
-func (p *parser) mailHeader(h *Header) {
-	var key, val string
-	flush := func() {
-		dec := new(mime.WordDecoder)
-		v, err := dec.DecodeHeader(strings.TrimSpace(val))
-		if err != nil {
-			v = strings.TrimSpace(val)
-		}
-		switch strings.ToLower(key) {
-		case "from":
-			h.Author, h.Email = splitAddress(v)
-		case "date":
-			h.Date = v
-		case "subject":
-			h.Subject = strings.TrimSpace(prefixRE().ReplaceAllString(v, ""))
-		}
-		key, val = "", ""
-	}
-	for p.i < len(p.lines) {
-		l := strings.TrimRight(p.lines[p.i], "\r\n")
-		if l == "" {
-			p.i++
-			break
-		}
-		if (l[0] == ' ' || l[0] == '\t') && key != "" {
-			val += " " + strings.TrimSpace(l)
-			p.i++
-			continue
-		}
-		flush()
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			key, val = k, v
-		}
-		p.i++
-	}
-	flush()
-	var body []string
-	for p.i < len(p.lines) {
-		l := p.lines[p.i]
-		if l == "---\n" || strings.HasPrefix(l, "diff --git ") || mboxFrom().MatchString(l) {
-			break
-		}
-		body = append(body, strings.TrimRight(l, "\n"))
-		p.i++
-	}
-	h.Body = strings.TrimSpace(strings.Join(body, "\n"))
-}
-
 // showHeader reads the header and indented message of `git show` output.
 func (p *parser) showHeader(h *Header) {
 	var msg []string
@@ -280,9 +225,11 @@ func (p *parser) showHeader(h *Header) {
 		}
 		p.i++
 	}
-	text := strings.TrimSpace(strings.Join(msg, "\n"))
+	// (blank lines around the message go; a body's leading spaces stay,
+	// as in the commit: Header.Message cleans the rest)
+	text := strings.Trim(strings.Join(msg, "\n"), "\n")
 	h.Subject, h.Body, _ = strings.Cut(text, "\n")
-	h.Body = strings.TrimSpace(h.Body)
+	h.Subject = strings.TrimSpace(h.Subject)
 }
 
 func splitAddress(s string) (name, email string) {
@@ -308,12 +255,14 @@ func (p *parser) file() (*File, error) {
 			f.OldMode, err = p.mode(l, "old mode ")
 		case strings.HasPrefix(l, "new mode "):
 			f.NewMode, err = p.mode(l, "new mode ")
+			f.newModeFromIndex = false
 		case strings.HasPrefix(l, "deleted file mode "):
 			f.IsDelete = true
 			f.OldMode, err = p.mode(l, "deleted file mode ")
 		case strings.HasPrefix(l, "new file mode "):
 			f.IsNew = true
 			f.NewMode, err = p.mode(l, "new file mode ")
+			f.newModeFromIndex = false
 		case strings.HasPrefix(l, "rename from "):
 			f.IsRename = true
 			f.OldPath, err = p.name(strings.TrimPrefix(l, "rename from "), p.strip-1)
@@ -408,7 +357,7 @@ func (p *parser) index(f *File, s string) error {
 			f.OldMode = m
 		}
 		if f.NewMode == 0 {
-			f.NewMode = m
+			f.NewMode, f.newModeFromIndex = m, true
 		}
 	}
 	return nil
@@ -428,29 +377,30 @@ func isHex(s string) bool {
 // lines or the "diff --git" line, in git apply's order of preference.
 func (p *parser) names(f *File, header, minus, plus string, have bool) error {
 	line := f.Line
+	// "new file mode" and "deleted file mode" take the name from the
+	// "diff --git" line (git's gitdiff_newfile and gitdiff_delete); a name
+	// known from there or from rename/copy lines must then be the one on
+	// the ---/+++ line too: a patch may not show one path and touch another.
+	if f.IsNew && f.NewPath == "" || f.IsDelete && f.OldPath == "" {
+		if def, err := p.headerName(header); err == nil {
+			if f.IsNew && f.NewPath == "" {
+				f.NewPath = def
+			}
+			if f.IsDelete && f.OldPath == "" {
+				f.OldPath = def
+			}
+		}
+	}
 	if have {
-		if minus != "/dev/null" {
-			n, err := p.name(minus, p.strip)
-			if err != nil {
-				return err
-			}
-			if f.OldPath == "" {
-				f.OldPath = n
-			}
-		} else {
-			f.IsNew = true
+		null, err := p.verifyName(minus, f.IsNew, &f.OldPath, "old", line)
+		if err != nil {
+			return err
 		}
-		if plus != "/dev/null" {
-			n, err := p.name(plus, p.strip)
-			if err != nil {
-				return err
-			}
-			if f.NewPath == "" {
-				f.NewPath = n
-			}
-		} else {
-			f.IsDelete = true
+		f.IsNew = f.IsNew || null
+		if null, err = p.verifyName(plus, f.IsDelete, &f.NewPath, "new", line); err != nil {
+			return err
 		}
+		f.IsDelete = f.IsDelete || null
 	}
 	if f.OldPath == "" && !f.IsNew || f.NewPath == "" && !f.IsDelete {
 		name, err := p.headerName(header)
@@ -476,16 +426,37 @@ func (p *parser) names(f *File, header, minus, plus string, have bool) error {
 	if (f.IsRename || f.IsCopy) && (f.OldPath == "" || f.NewPath == "") {
 		return p.errf(line, "rename or copy without both names")
 	}
-	for _, n := range []string{f.OldPath, f.NewPath} {
-		if n == "" {
-			continue
+	return p.checkPaths(f, line, "a patch may only name relative paths inside the repository")
+}
+
+// verifyName reads the name s of a ---/+++ line for one side of a file
+// diff, as git's gitdiff_verify_name: with no name known yet it sets it (or,
+// for /dev/null, reports the side absent); a known name must be repeated
+// exactly; a side the header says is absent (isnull) must be /dev/null.
+func (p *parser) verifyName(s string, isnull bool, name *string, side string, line int) (bool, error) {
+	switch {
+	case *name == "" && !isnull:
+		if isDevNull(s) {
+			return true, nil
 		}
-		if err := CheckPath(n); err != nil {
-			return &errkind.InputError{Source: p.src, Field: fmt.Sprintf("line %d: path %q", line, n), Problem: err.Error(),
-				Hint: "a patch may only name relative paths inside the repository"}
+		n, err := p.name(s, p.strip)
+		*name = n
+		return false, err
+	case *name != "":
+		if isnull {
+			return false, p.errf(line, "expected /dev/null on the %s side, got %s", side, *name)
 		}
+		n, err := p.name(s, p.strip)
+		if err != nil || isDevNull(s) || n != *name {
+			return false, p.errf(line, "inconsistent %s file name: %q from the header lines, %q on the ---/+++ line", side, *name, s)
+		}
+		return false, nil
+	default:
+		if !isDevNull(s) {
+			return false, p.errf(line, "expected /dev/null on the %s side, got %q", side, s)
+		}
+		return true, nil
 	}
-	return nil
 }
 
 // name parses a path as written in a ---/+++ or rename line: maybe C-quoted,
@@ -503,6 +474,10 @@ func (p *parser) name(s string, strip int) (string, error) {
 	return p.stripName(s, strip)
 }
 
+// stripName removes strip leading components from a name on a ---/+++,
+// rename or copy line as git's find_name does: every "/" counts as one (so
+// "a//etc/evil" loses "a/" and keeps the absolute "/etc/evil", which
+// CheckPath then refuses), and runs of "/" left inside are squashed to one.
 func (p *parser) stripName(s string, strip int) (string, error) {
 	orig := s
 	for ; strip > 0; strip-- {
@@ -510,9 +485,45 @@ func (p *parser) stripName(s string, strip int) (string, error) {
 		if i < 0 {
 			return "", p.errf(p.i+1, "cannot strip %d leading components from %q", p.strip, orig)
 		}
-		s = strings.TrimLeft(s[i+1:], "/")
+		s = s[i+1:]
 	}
-	return s, nil
+	return squashSlash(s), nil
+}
+
+// squashSlash is git's squash_slash: "a//b" becomes "a/b" ("//a" "/a").
+func squashSlash(s string) string {
+	if !strings.Contains(s, "//") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' && i > 0 && s[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// skipTreePrefix strips the names of a "diff --git" line as git's
+// skip_tree_prefix does: every "/" counts, nothing is squashed, and a name
+// whose last stripped "/" is its first byte (an absolute path) is no name.
+func skipTreePrefix(s string, strip int) (string, bool) {
+	if strip == 0 {
+		return s, !strings.HasPrefix(s, "/")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '/' {
+			continue
+		}
+		if strip--; strip <= 0 {
+			if i == 0 {
+				return "", false
+			}
+			return s[i+1:], true
+		}
+	}
+	return "", false
 }
 
 // headerName finds the path in a "diff --git a/x b/x" line when no other line
@@ -534,9 +545,9 @@ func (p *parser) headerName(h string) (string, error) {
 		} else {
 			b = rest
 		}
-		sa, err1 := p.stripName(a, p.strip)
-		sb, err2 := p.stripName(b, p.strip)
-		if err1 != nil || err2 != nil || sa != sb {
+		sa, ok1 := skipTreePrefix(a, p.strip)
+		sb, ok2 := skipTreePrefix(b, p.strip)
+		if !ok1 || !ok2 || sa != sb {
 			return "", bad
 		}
 		return sa, nil
@@ -544,9 +555,9 @@ func (p *parser) headerName(h string) (string, error) {
 	if i := strings.Index(h, ` "`); i >= 0 && strings.HasSuffix(h, `"`) {
 		b, _, err := unquote(h[i+1:])
 		if err == nil {
-			sa, err1 := p.stripName(h[:i], p.strip)
-			sb, err2 := p.stripName(b, p.strip)
-			if err1 == nil && err2 == nil && sa == sb {
+			sa, ok1 := skipTreePrefix(h[:i], p.strip)
+			sb, ok2 := skipTreePrefix(b, p.strip)
+			if ok1 && ok2 && sa == sb {
 				return sa, nil
 			}
 		}
@@ -556,9 +567,9 @@ func (p *parser) headerName(h string) (string, error) {
 	if len(h)%2 == 1 {
 		mid := len(h) / 2
 		if h[mid] == ' ' {
-			sa, err1 := p.stripName(h[:mid], p.strip)
-			sb, err2 := p.stripName(h[mid+1:], p.strip)
-			if err1 == nil && err2 == nil && sa == sb && sa != "" {
+			sa, ok1 := skipTreePrefix(h[:mid], p.strip)
+			sb, ok2 := skipTreePrefix(h[mid+1:], p.strip)
+			if ok1 && ok2 && sa == sb && sa != "" {
 				return sa, nil
 			}
 		}
@@ -567,9 +578,9 @@ func (p *parser) headerName(h string) (string, error) {
 		if h[i] != ' ' {
 			continue
 		}
-		sa, err1 := p.stripName(h[:i], p.strip)
-		sb, err2 := p.stripName(h[i+1:], p.strip)
-		if err1 == nil && err2 == nil && sa == sb && sa != "" {
+		sa, ok1 := skipTreePrefix(h[:i], p.strip)
+		sb, ok2 := skipTreePrefix(h[i+1:], p.strip)
+		if ok1 && ok2 && sa == sb && sa != "" {
 			return sa, nil
 		}
 	}

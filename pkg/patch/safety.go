@@ -1,34 +1,47 @@
 package patch
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitpath"
 )
 
-// CheckPath refuses a path a patch must not name: empty, absolute, with an
-// empty, "." or ".." component, with a ".git" component (any case), or with
-// NUL or control bytes.
-func CheckPath(p string) error {
-	if p == "" {
-		return fmt.Errorf("empty path")
+// CheckPath refuses a path a patch must not name for an entry of mode mode
+// (0: a regular file), with git's rules (pkg/gitpath): empty, absolute, with
+// an empty, "." or ".." component, ".git" in any case or any spelling NTFS
+// or HFS+ resolves to it, a .gitmodules (.gitattributes, .gitignore,
+// .mailmap) symlink, or control bytes. The error is a *gitpath.Error.
+func CheckPath(p string, mode Mode) error {
+	return gitpath.Verify(p, uint32(mode))
+}
+
+// pathRefusal is the input error for a path CheckPath refuses: where, why,
+// and the *gitpath.Error underneath (callers match it with errors.As).
+func pathRefusal(source, where string, err error, hint string) error {
+	problem := err.Error()
+	var ge *gitpath.Error
+	if errors.As(err, &ge) {
+		problem = "git refuses this path: " + ge.Reason
 	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c < 0x20 || c == 0x7f {
-			return fmt.Errorf("path holds the control byte 0x%02x", c)
+	return &errkind.InputError{Source: source, Field: where, Problem: problem, Hint: hint, Err: err}
+}
+
+// checkPaths checks the names a parsed file diff touches, each with the mode
+// the diff gives it (the tree's mode is checked again when it applies).
+func (p *parser) checkPaths(f *File, line int, hint string) error {
+	for _, n := range []struct {
+		path string
+		mode Mode
+	}{{f.OldPath, f.OldMode}, {f.NewPath, f.NewMode}} {
+		if n.path == "" {
+			continue
 		}
-	}
-	if strings.HasPrefix(p, "/") {
-		return fmt.Errorf("absolute path")
-	}
-	for _, c := range strings.Split(p, "/") {
-		switch {
-		case c == "":
-			return fmt.Errorf("empty path component")
-		case c == "." || c == "..":
-			return fmt.Errorf("path component %q", c)
-		case strings.EqualFold(c, ".git"):
-			return fmt.Errorf("path enters a .git directory")
+		if err := CheckPath(n.path, n.mode); err != nil {
+			return pathRefusal(p.src, fmt.Sprintf("line %d: path %q", line, n.path), err, hint)
 		}
 	}
 	return nil
@@ -52,7 +65,7 @@ func CheckSymlink(linkPath string, target []byte) error {
 		return fmt.Errorf("symlink %s points outside the tree (%q)", linkPath, t)
 	}
 	for _, c := range strings.Split(joined, "/") {
-		if strings.EqualFold(c, ".git") {
+		if gitpath.IsDotGit(c) {
 			return fmt.Errorf("symlink %s points into a .git directory (%q)", linkPath, t)
 		}
 	}

@@ -1,12 +1,10 @@
 package patch
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/dome-registry/dome/internal/lazyre"
-	"github.com/dome-registry/dome/pkg/errkind"
 )
 
 // Plain unified diffs (GNU diff -u, diff -ruN, most tools' "unified" output)
@@ -73,14 +71,8 @@ func (p *parser) traditional() (*File, error) {
 			f.OldPath, f.NewPath = name, name
 		}
 	}
-	for _, n := range []string{f.OldPath, f.NewPath} {
-		if n == "" {
-			continue
-		}
-		if err := CheckPath(n); err != nil {
-			return nil, &errkind.InputError{Source: p.src, Field: fmt.Sprintf("line %d: path %q", f.Line, n), Problem: err.Error(),
-				Hint: "a patch may only name relative paths inside the repository; for diff -u a.txt b.txt output use -p0"}
-		}
+	if err := p.checkPaths(f, f.Line, "a patch may only name relative paths inside the repository; for diff -u a.txt b.txt output use -p0"); err != nil {
+		return nil, err
 	}
 	p.i += 2
 	for p.i < len(p.lines) && strings.HasPrefix(p.lines[p.i], "@@ -") {

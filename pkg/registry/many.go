@@ -38,6 +38,7 @@ func (r *Registry) ResolveMany(ctx context.Context, reqs []Request, opts PinOpti
 	}
 	out := make([]Result, len(reqs))
 	var jobs []job
+	r.beginBatch()
 	for i, q := range reqs {
 		j := job{i: i}
 		var err error
@@ -70,6 +71,19 @@ func (r *Registry) ResolveMany(ctx context.Context, reqs []Request, opts PinOpti
 			j.order = r.repo.ReadOrder(l.toolsTree)
 		}
 		jobs = append(jobs, j)
+	}
+	if err := r.endBatch(); err != nil {
+		// Another process remembered one of these tags elsewhere
+		// meanwhile: every request read through a release tag fails.
+		kept := jobs[:0]
+		for _, j := range jobs {
+			if j.tpin.Kind == KindRelease || j.ppin.Kind == KindRelease {
+				out[j.i].Err = err
+				continue
+			}
+			kept = append(kept, j)
+		}
+		jobs = kept
 	}
 	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].order < jobs[b].order })
 	// Contiguous runs of the pack order per worker keep each worker's delta

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/knowntags"
 )
 
 // Registry reads the registry layout from one repository. It caches pins,
@@ -20,6 +21,9 @@ type Registry struct {
 	schemas *schemas
 
 	mu      sync.Mutex
+	memory  TagMemory // the release tags dome has read (nil: none)
+	batch   int       // > 0: tags to remember wait in pending (ResolveMany)
+	pending []knowntags.Entry
 	pins    map[string]Pin           // by rev
 	layouts map[gitstore.Hash]layout // by commit tree
 	tools   map[gitstore.Hash]*Tool  // by tool.json blob
@@ -157,6 +161,9 @@ func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref, tagPrefix str
 	if err != nil {
 		return Pin{}, r.revError(src, ref, toolID, rev, tagPrefix, release, err)
 	}
+	if err := r.checkTagOf(rev, gitRev, res); err != nil {
+		return Pin{}, err
+	}
 	p := Pin{Requested: rev, Kind: res.Kind, RefName: res.RefName, Commit: res.Commit}
 	if res.Annotated {
 		obj := res.Object
@@ -177,6 +184,31 @@ func (r *Registry) pin(ctx context.Context, toolID, rev, src, ref, tagPrefix str
 	}
 	p.Tree = tree
 	return p, nil
+}
+
+// checkTagOf checks the release tag a resolved revision went through, if
+// any: vX.Y.Z, a release tag's name, or either with ~N/^N steps.
+func (r *Registry) checkTagOf(rev, gitRev string, res gitstore.Revision) error {
+	ref := ""
+	switch base, _ := gitstore.SplitAncestry(gitRev); {
+	case strings.HasPrefix(res.RefName, "refs/tags/"):
+		ref = res.RefName
+	case strings.HasPrefix(base, "refs/tags/"):
+		ref = base
+	case base != rev || res.Kind == gitstore.KindAncestor:
+		// An ancestry expression: resolve its base as a tag if it is one.
+		if _, err := r.repo.Ref("refs/tags/" + base); err == nil {
+			ref = "refs/tags/" + base
+		}
+	}
+	if _, _, _, ok := ReleaseTagName(ref); !ok {
+		return nil
+	}
+	t, err := r.readReleaseTag(ref)
+	if err != nil {
+		return err
+	}
+	return r.checkTag(t)
 }
 
 func remoteErr(src string, err error) error {
@@ -238,19 +270,45 @@ type Release struct {
 	Annotated bool          `json:"annotated"`
 }
 
-// Releases lists a tool's release tags sorted by SemVer precedence,
-// oldest first. Tags under registry/<id>/ that are not vX.Y.Z are ignored.
+// Releases lists a tool's releases sorted by SemVer precedence, oldest
+// first: its annotated tags registry/<id>/vX.Y.Z whose records match what
+// they point at. Tags that are no releases (lightweight, not vX.Y.Z, no
+// record) are left out; a tag that moved since dome first read it or does
+// not match its own record is an error (exit 1), never listed.
 func (r *Registry) Releases(toolID string) ([]Release, error) {
-	all, err := r.AllReleases()
+	raw, err := r.releaseTags(toolID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.trustedReleases(map[string][]Release{toolID: raw[toolID]})
 	if err != nil {
 		return nil, err
 	}
 	return all[toolID], nil
 }
 
-// AllReleases lists the release tags of every tool, per tool id.
+// AllReleases lists the releases of every tool, per tool id, checked as
+// Releases checks them.
 func (r *Registry) AllReleases() (map[string][]Release, error) {
-	refs, err := r.repo.Refs("refs/tags/registry/")
+	raw, err := r.releaseTags("")
+	if err != nil {
+		return nil, err
+	}
+	return r.trustedReleases(raw)
+}
+
+// ReleaseTags lists every tag registry/<id>/vX.Y.Z that names a commit, per
+// tool id, as it is (lightweight, record-less and moved tags included), for
+// the commands that verify them.
+func (r *Registry) ReleaseTags() (map[string][]Release, error) { return r.releaseTags("") }
+
+// releaseTags lists the tags of one tool ("" every tool).
+func (r *Registry) releaseTags(only string) (map[string][]Release, error) {
+	prefix := "refs/tags/registry/"
+	if only != "" {
+		prefix += only + "/"
+	}
+	refs, err := r.repo.Refs(prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/knowntags"
 	"github.com/dome-registry/dome/pkg/specdiff"
 	"golang.org/x/mod/semver"
 )
@@ -81,6 +82,16 @@ func (r *Registry) NextVersionCheck(toolID, version string) (*Release, error) {
 	if _, err := r.repo.Ref(ReleaseRef(toolID, version)); err == nil {
 		return nil, &errkind.CheckError{Problem: fmt.Sprintf("tag %s already exists", ReleaseTag(toolID, version)), Hint: "dome never moves or deletes a tag; release a higher version"}
 	}
+	// So does a release dome has read before and that is gone now: its
+	// users hold it, and a version is never released twice.
+	if m := r.tagMemory(); m != nil {
+		if prev, ok, err := m.Lookup(r.RepoKey(), ReleaseTag(toolID, version)); err == nil && ok {
+			return nil, &errkind.CheckError{
+				Problem: fmt.Sprintf("%s %s was released before: dome read tag %s on commit %s (tag object %s), and it is gone now", toolID, version, prev.Tag, prev.Commit, prev.Object),
+				Hint:    "a version is never released twice; release a higher version (the known tags are in " + m.Path() + ")",
+			}
+		}
+	}
 	if len(rels) == 0 {
 		return nil, nil
 	}
@@ -133,6 +144,15 @@ func (r *Registry) CreateReleaseTag(toolID, version string, commit gitstore.Hash
 			return gitstore.ZeroHash, &errkind.CheckError{Problem: fmt.Sprintf("%s %s was released concurrently: tag %s already points at %s", toolID, version, name, existing), Hint: "releases are immutable; release a higher version"}
 		}
 		return gitstore.ZeroHash, err
+	}
+	if m := r.tagMemory(); m != nil {
+		t, err := r.readReleaseTag(ReleaseRef(toolID, version))
+		if err == nil {
+			err = r.remember(m, []knowntags.Entry{t.entry(r.RepoKey())})
+		}
+		if err != nil {
+			return h, fmt.Errorf("the tag %s was created but not remembered: %w", name, err)
+		}
 	}
 	return h, nil
 }

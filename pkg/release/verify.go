@@ -51,6 +51,18 @@ func Verify(ctx context.Context, reg *registry.Registry, rel registry.Release, o
 	if rec.Commit != rel.Commit {
 		add("the tag points at commit %s but its record says %s: the tag was moved", rel.Commit, rec.Commit)
 	}
+	if err := reg.CheckTagMemory(rel); err != nil {
+		add("%v", err)
+	}
+	defer func() {
+		// A release that verified in full is remembered, so a later move
+		// is caught by every command.
+		if v.OK() {
+			if err := reg.RememberTag(rel); err != nil {
+				add("%v", err)
+			}
+		}
+	}()
 	if len(opts.Keyring) > 0 {
 		id, err := reg.Repo().VerifyTagSignature(rel.TagObject, opts.Keyring)
 		switch {
@@ -124,8 +136,8 @@ func orNone(s string) string {
 // VerifyAll verifies every release tag of the registry (and reports tags
 // under refs/tags/registry/ that are not releases at all).
 func VerifyAll(ctx context.Context, reg *registry.Registry, opts VerifyOptions) ([]*Verification, error) {
-	reg.Repo().KeepDeltaChains() // every release reads trees of another commit
-	all, err := reg.AllReleases()
+	reg.Repo().KeepDeltaChains()  // every release reads trees of another commit
+	all, err := reg.ReleaseTags() // as they are: every finding is reported
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ type Scratch struct{}
 // New refuses: bubblewrap needs Linux namespaces.
 func New(context.Context, Options) (*Sandbox, error) {
 	return nil, &UnavailableError{Code: "unsupported_os", Detail: "bubblewrap needs Linux; this is " + runtime.GOOS,
-		Hint: "run dome run on Linux, or without a sandbox where the command allows it (--sandbox=none)"}
+		Hint: "run workers on Linux, or without a sandbox where the command allows it"}
 }
 
 func (s *Sandbox) Version() string                                 { return "" }

@@ -154,9 +154,10 @@ func ParsePublicKey(kid, s string) (PublicKey, error) {
 	var raw []byte
 	switch {
 	case strings.HasPrefix(s, sigPrefix):
-		b, err := base64.StdEncoding.Strict().DecodeString(s[len(sigPrefix):])
-		if err != nil || len(b) != ed25519.PublicKeySize {
-			return PublicKey{}, errors.New(`public key: want "base64:" followed by the standard base64 of the raw 32-byte Ed25519 key, or a PKIX PEM block`)
+		var buf [33]byte // base64.StdEncoding.DecodedLen(44)
+		b, err := decodeStrictBase64(buf[:], s[len(sigPrefix):], ed25519.PublicKeySize)
+		if err != nil {
+			return PublicKey{}, fmt.Errorf(`public key: want "base64:" followed by the padded standard base64 of the raw 32-byte Ed25519 key (44 characters), or a PKIX PEM block: %w`, err)
 		}
 		raw = b
 	case strings.Contains(s, "-----BEGIN"):
@@ -176,6 +177,9 @@ func ParsePublicKey(kid, s string) (PublicKey, error) {
 	default:
 		return PublicKey{}, errors.New(`public key: want "base64:<raw 32 bytes>" or a PKIX PEM block`)
 	}
+	if err := CheckPublicKey(raw); err != nil {
+		return PublicKey{}, fmt.Errorf("public key: %w", err)
+	}
 	return PublicKey{KID: kid, Alg: AlgEd25519, Key: ed25519.PublicKey(slices.Clone(raw))}, nil
 }
 
@@ -186,7 +190,8 @@ type TrustedKeys struct {
 }
 
 // NewTrustedKeys builds a set. A kid or a public key listed twice is an error:
-// with one kid per key, a signature never verifies under a changed kid.
+// with one kid per key, a signature never verifies under a changed kid. A key
+// CheckPublicKey refuses (small order, off the curve) is an error too.
 func NewTrustedKeys(keys ...PublicKey) (*TrustedKeys, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("trusted keys: the set is empty")
@@ -200,8 +205,8 @@ func NewTrustedKeys(keys ...PublicKey) (*TrustedKeys, error) {
 		if k.Alg != AlgEd25519 {
 			return nil, fmt.Errorf("trusted keys: kid %q: alg %q is not supported, want %q", k.KID, k.Alg, AlgEd25519)
 		}
-		if len(k.Key) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("trusted keys: kid %q: an Ed25519 public key has 32 bytes, got %d", k.KID, len(k.Key))
+		if err := CheckPublicKey(k.Key); err != nil {
+			return nil, fmt.Errorf("trusted keys: kid %q: %w", k.KID, err)
 		}
 		if _, dup := t.byKID[k.KID]; dup {
 			return nil, fmt.Errorf("trusted keys: kid %q is listed twice", k.KID)

@@ -177,23 +177,18 @@ func (t *TrustedKeys) verify(payloadType string, digest []byte, sig Signature) e
 }
 
 // decodeSig decodes "base64:<64 bytes>" into dst (at least 66 bytes: 88
-// characters without padding decode to 66), strictly: one encoding per
-// signature, so no byte of the text can change unnoticed.
+// characters decode to at most 66) by the strict base64 rule of every key and
+// signature (decodeStrictBase64): one encoding per signature, so no byte of
+// the text can change unnoticed.
 func decodeSig(dst []byte, s string) ([]byte, error) {
-	const encLen = 88 // base64 of 64 bytes, with "==" padding
-	var src [encLen]byte
-	if len(s) != len(sigPrefix)+encLen || s[:len(sigPrefix)] != sigPrefix {
-		return nil, errors.New(`sig: want "base64:" followed by the standard base64 of 64 bytes`)
+	if len(s) < len(sigPrefix) || s[:len(sigPrefix)] != sigPrefix {
+		return nil, errors.New(`sig: want "base64:" followed by the padded standard base64 of 64 bytes (88 characters)`)
 	}
-	copy(src[:], s[len(sigPrefix):])
-	if len(dst) < base64.StdEncoding.DecodedLen(encLen) {
-		return nil, errors.New("sig: decode buffer too small")
+	raw, err := decodeStrictBase64(dst, s[len(sigPrefix):], ed25519.SignatureSize)
+	if err != nil {
+		return nil, fmt.Errorf(`sig: want "base64:" followed by the padded standard base64 of 64 bytes (88 characters): %w`, err)
 	}
-	n, err := base64.StdEncoding.Strict().Decode(dst, src[:])
-	if err != nil || n != ed25519.SignatureSize {
-		return nil, errors.New(`sig: want "base64:" followed by the standard base64 of 64 bytes`)
-	}
-	return dst[:n], nil
+	return raw, nil
 }
 
 func hexEncode(dst, src []byte) {

@@ -3,7 +3,6 @@ package specfilter
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // FileReader reads the files of one tool folder. Names are slash-separated
@@ -23,9 +23,12 @@ type FileReader interface {
 }
 
 // DirReader reads files below a local directory through os.Root, which also
-// refuses symlinks that lead outside it.
+// refuses symlinks that lead outside it. A file over MaxBytes (0:
+// DefaultMaxBytes) is refused as soon as the limit is passed, so a FIFO or a
+// device in the folder cannot make it read forever.
 type DirReader struct {
-	root *os.Root
+	root     *os.Root
+	MaxBytes int64
 }
 
 // OpenDir returns a DirReader rooted at dir. Close it when done.
@@ -42,7 +45,20 @@ func (d *DirReader) ReadFile(name string) ([]byte, error) {
 	if _, err := cleanName(name); err != nil {
 		return nil, err
 	}
-	return d.root.ReadFile(name)
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	limit := d.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	data, err := readlimit.ReadOpen(f, limit)
+	if t, ok := readlimit.IsTooLarge(err); ok {
+		return nil, fmt.Errorf("the file is %w", t)
+	}
+	return data, err
 }
 
 // ReadFileMax reads name below the root, refusing a file larger than max
@@ -59,14 +75,11 @@ func (d *DirReader) ReadFileMax(name string, max int64) ([]byte, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
 		return nil, &tooLargeError{size: st.Size(), max: max}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
+	data, err := readlimit.ReadOpen(f, max)
+	if _, ok := readlimit.IsTooLarge(err); ok {
 		return nil, &tooLargeError{size: -1, max: max}
 	}
-	return data, nil
+	return data, err
 }
 
 // boundedReader is a FileReader that can refuse a large file before

@@ -2,12 +2,12 @@ package stack
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // LoadedProposal is an accepted proposal read back from the run directory.
@@ -28,7 +28,7 @@ func LoadProposal(repo *gitstore.Repo, l Layout, st *State, id string) (*LoadedP
 		return nil, &errkind.InputError{Source: "--run " + l.RunID, Field: id, Problem: "no such proposal in the run"}
 	}
 	path := l.Abs(q.Path)
-	doc, err := os.ReadFile(path)
+	doc, err := readlimit.ReadFile(path, MaxProposalBytes)
 	if err != nil {
 		return nil, &errkind.CheckError{Problem: fmt.Sprintf("proposal %s: cannot read %s: %v", id, path, err), Hint: "the run directory lost evidence; restore it from a copy"}
 	}

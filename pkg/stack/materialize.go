@@ -120,7 +120,7 @@ func (m *materializer) tree(rel string, id gitstore.Hash) error {
 	}
 	for _, e := range es {
 		p := path.Join(rel, e.Name)
-		if err := gitstore.CheckEntryName(e.Name); err != nil {
+		if err := gitstore.CheckEntryName(e.Name, e.Mode); err != nil {
 			return fmt.Errorf("materialize %s: refused: %w", p, err)
 		}
 		full := filepath.Join(m.root, filepath.FromSlash(p))

@@ -114,8 +114,11 @@ func TestMaterialize_RefusesEscapes(t *testing.T) {
 		"climbing symlink":  {tree(file, gitstore.TreeEntry{Name: "d", Mode: gitstore.ModeDir, Hash: tree(sym("l", "../../x"))}), "outside the tree"},
 		"symlink into .git": {tree(file, sym("l", ".git/config")), ".git"},
 		"symlink chain":     {tree(file, sym("d", "."), sym("e", "d/..")), "resolves outside"},
-		"dotdot entry":      {rawTree("..", blob("x")), "invalid tree entry name"},
-		".GIT entry":        {rawTree(".GIT", blob("x")), "reserved"},
+		"dotdot entry":      {rawTree("..", blob("x")), `path component ".."`},
+		".GIT entry":        {rawTree(".GIT", blob("x")), "a .git component"},
+		"NTFS .git alias":   {rawTree("git~1", blob("x")), "NTFS"},
+		".git. entry":       {rawTree(".git.", blob("x")), "NTFS"},
+		"HFS .git alias":    {rawTree(".g\u200cit", blob("x")), "HFS+"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package stack
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // Priority groups, in plan order (seed section 8, "choose ordering"):
@@ -76,7 +76,7 @@ func (r *Run) Plan(repo *gitstore.Repo, opts PlanOptions) (PlanResult, error) {
 	}
 	st := &r.State
 	if st.Plan != nil && st.Plan.StackPlanID == res.Plan.StackPlanID {
-		doc, err := os.ReadFile(r.Layout.Abs(st.Plan.Path))
+		doc, err := readlimit.ReadFile(r.Layout.Abs(st.Plan.Path), MaxProposalBytes)
 		if err == nil && canonical.Digest(doc) == st.Plan.ArtifactDigest {
 			res.Doc, res.Path, res.Unchanged, res.Sequence = doc, st.Plan.Path, true, st.Plan.Sequence
 			return res, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/ledger"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
@@ -175,7 +175,7 @@ func (s *stacker) evidence(d *PromotionDecision, events []ledger.Event) GateDeci
 	gate := GateDecision{RunID: st.RunID, HeadRef: d.FromHeadRef, ReasonCodes: []string{}, ReportIDs: []string{}}
 	l := s.r.Layout
 	present := func(rel, digest string) bool {
-		b, err := os.ReadFile(l.Abs(rel))
+		b, err := readlimit.ReadFile(l.Abs(rel), MaxProposalBytes)
 		return err == nil && canonical.Digest(b) == digest
 	}
 	if len(st.Applied) == 0 {

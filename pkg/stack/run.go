@@ -15,6 +15,7 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/ledger"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
@@ -69,7 +70,7 @@ func OpenRun(l Layout, create bool) (*Run, error) {
 			r.Close()
 			return nil, err
 		}
-		if have, err := os.ReadFile(l.StatePath()); err != nil || !bytes.Equal(have, want) {
+		if have, err := readlimit.ReadFile(l.StatePath(), MaxProposalBytes); err != nil || !bytes.Equal(have, want) {
 			if err := ledger.WriteFileDurable(l.StatePath(), want); err != nil {
 				r.Close()
 				return nil, fmt.Errorf("write %s: %w", l.StatePath(), err)
@@ -214,7 +215,7 @@ func compareState(l Layout, st State, evs []ledger.Event) (ReplayResult, error) 
 		return ReplayResult{}, err
 	}
 	res := ReplayResult{RunID: l.RunID, Events: len(evs), Sequence: st.Sequence, Digest: canonical.Digest(want)}
-	have, err := os.ReadFile(l.StatePath())
+	have, err := readlimit.ReadFile(l.StatePath(), MaxProposalBytes)
 	if err != nil {
 		res.FirstDiff, res.Detail = "", fmt.Sprintf("cannot read %s: %v", l.StatePath(), err)
 		return res, nil

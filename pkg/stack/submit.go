@@ -10,6 +10,7 @@ import (
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/gitpath"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/dome-registry/dome/pkg/signing"
@@ -194,6 +195,9 @@ func (r *Run) verify(repo *gitstore.Repo, pp *ParsedProposal, opts SubmitOptions
 	}
 	canon, parsed, err := patch.CanonicalDiff(raw, "diff of "+p.ProposalID)
 	if err != nil {
+		if isPathRefusal(err) {
+			return nil, reject(ClassVerification, ReasonInvalidPath, "%v", err)
+		}
 		return nil, reject(ClassVerification, ReasonDiffUnreadable, "%v", err)
 	}
 	if d := canonical.Digest(canon); d != p.DiffDigest {
@@ -223,6 +227,9 @@ func (r *Run) verify(repo *gitstore.Repo, pp *ParsedProposal, opts SubmitOptions
 		if errors.As(err, &ce) {
 			return nil, reject(ClassVerification, ReasonApplyCheckFailed, "does not apply on the base %s: %s", p.BaseRef[:12], conflictList(ce.Conflicts))
 		}
+		if isPathRefusal(err) { // a path whose mode comes from the base tree
+			return nil, reject(ClassVerification, ReasonInvalidPath, "%v", err)
+		}
 		return nil, reject(ClassVerification, ReasonApplyCheckFailed, "does not apply on the base %s: %v", p.BaseRef[:12], err)
 	}
 	_ = res
@@ -232,6 +239,12 @@ func (r *Run) verify(repo *gitstore.Repo, pp *ParsedProposal, opts SubmitOptions
 		pid = ids[0].ID.String()
 	}
 	return &checked{parsed: pp, canon: canon, patch: parsed, facts: facts, patchID: pid}, nil
+}
+
+// isPathRefusal reports whether err refuses a path git would refuse.
+func isPathRefusal(err error) bool {
+	var ge *gitpath.Error
+	return errors.As(err, &ge)
 }
 
 func conflictList(cs []patch.Conflict) string {

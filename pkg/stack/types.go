@@ -129,6 +129,7 @@ const (
 	ReasonBaseTreeMismatch     = "base_tree_mismatch" // base_tree_hash is not the tree of base_ref
 	ReasonDiffCanonicalization = "diff_canonicalization_unsupported"
 	ReasonDiffUnreadable       = "diff_unreadable"        // diff_ref missing, diff does not parse
+	ReasonInvalidPath          = "invalid_path"           // the diff names a path git refuses (pkg/gitpath)
 	ReasonDiffDigestMismatch   = "diff_digest_mismatch"   // re-canonicalized diff hashes differently
 	ReasonTouchedFilesMismatch = "touched_files_mismatch" // touched_files is not what the diff touches
 	ReasonFingerprintMismatch  = "fingerprint_mismatch"   // hunk_fingerprints are not the diff's

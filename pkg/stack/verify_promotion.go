@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
@@ -75,7 +75,7 @@ func VerifyPromotion(repo *gitstore.Repo, l Layout, opts VerifyPromotionOptions)
 		problem("the ledger has no promotion.computed event for decision %s", p.DecisionID)
 		return v, nil
 	}
-	doc, err := os.ReadFile(l.Abs(ps.Path))
+	doc, err := readlimit.ReadFile(l.Abs(ps.Path), MaxProposalBytes)
 	switch {
 	case err != nil:
 		problem("PromotionDecision %s: cannot read %s: %v", p.DecisionID, ps.Path, err)
@@ -111,7 +111,7 @@ func VerifyPromotion(repo *gitstore.Repo, l Layout, opts VerifyPromotionOptions)
 
 	for _, e := range d.Evidence {
 		v.Evidence++
-		b, err := os.ReadFile(l.Abs(e.Path))
+		b, err := readlimit.ReadFile(l.Abs(e.Path), MaxProposalBytes)
 		if err != nil {
 			problem("%s %s: cannot read %s: %v", e.Kind, e.ID, e.Path, err)
 			continue

@@ -20,6 +20,13 @@ const ResultsKind = "dome.test_results/v1"
 // MaxResultsLine bounds one line of a results file.
 const MaxResultsLine = 16 << 20
 
+// MaxResultsTests bounds the distinct tests a results file may name (a run
+// of this module names a few thousand).
+const MaxResultsTests = 200000
+
+// maxTailBytes bounds the output kept for failure reports over all tests.
+const maxTailBytes = 64 << 20
+
 // Outcomes of a check in a results file.
 const (
 	OutcomePass       = "pass"
@@ -48,6 +55,7 @@ type Results struct {
 	tests  map[testKey]*tally
 	pkgs   map[string]*pkgTally
 	builds map[string]*tail // build output by package import path
+	kept   int              // bytes of output kept in tails
 }
 
 type testKey struct{ pkg, test string }
@@ -75,17 +83,21 @@ const (
 	tailLineBytes = 512
 )
 
-func (t *tail) add(line string) {
+// add keeps line and returns how many bytes more the tail holds.
+func (t *tail) add(line string) int {
 	line = strings.TrimRight(line, "\n")
 	if len(line) > tailLineBytes {
 		line = truncate(line, tailLineBytes)
 	}
+	line = strings.Clone(line) // not a window onto a larger buffer
 	if len(t.lines) < tailLines {
 		t.lines = append(t.lines, line)
-		return
+		return len(line)
 	}
+	old := len(t.lines[t.next])
 	t.lines[t.next] = line
 	t.next = (t.next + 1) % tailLines
+	return len(line) - old
 }
 
 func (t *tail) get() []string {
@@ -208,7 +220,7 @@ func (res *Results) line(line []byte) error {
 				b = &tail{}
 				res.builds[pkg] = b
 			}
-			b.add(ev.Output)
+			res.keep(b, ev.Output)
 		}
 		return nil
 	}
@@ -232,13 +244,16 @@ func (res *Results) line(line []byte) error {
 		case "skip":
 			p.skip++
 		case "output":
-			p.tail.add(ev.Output)
+			res.keep(&p.tail, ev.Output)
 		}
 		return nil
 	}
 	k := testKey{ev.Package, ev.Test}
 	t := res.tests[k]
 	if t == nil {
+		if len(res.tests) >= MaxResultsTests {
+			return res.lineErr(n, fmt.Sprintf("more than %d distinct tests", MaxResultsTests), "pass the output of one go test -json run")
+		}
 		t = &tally{}
 		res.tests[k] = t
 	}
@@ -252,9 +267,17 @@ func (res *Results) line(line []byte) error {
 	case "skip":
 		t.skip++
 	case "output":
-		t.tail.add(ev.Output)
+		res.keep(&t.tail, ev.Output)
 	}
 	return nil
+}
+
+// keep adds a line to a tail while the output kept stays under its bound.
+func (res *Results) keep(t *tail, line string) {
+	if res.kept > maxTailBytes {
+		return
+	}
+	res.kept += t.add(line)
 }
 
 // Failures lists what failed, sorted by package and test.

@@ -14,7 +14,12 @@
 // (ACTION_NOT_FOUND, VERSION_NOT_FOUND, UNKNOWN_KEY_ID, BAD_SIGNATURE,
 // IMMUTABLE_VERSION_CONFLICT, UNAUTHORIZED, INVALID_JSON, INVALID_ACTION,
 // PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, PUBLISH_DISABLED,
-// METHOD_NOT_ALLOWED, NOT_FOUND, NOT_READY, INTERNAL).
+// METHOD_NOT_ALLOWED, NOT_FOUND, NOT_READY, INTERNAL), and so is every answer
+// net/http makes itself to a request it cannot read, once the server listens
+// through Listener (BAD_REQUEST, HEADERS_TOO_LARGE, EXPECTATION_FAILED,
+// NOT_IMPLEMENTED, HTTP_VERSION_NOT_SUPPORTED). A publish must be sent as
+// application/json (charset=utf-8 at most); anything else, no type included,
+// is UNSUPPORTED_MEDIA_TYPE.
 //
 // Tamper behaviour: a stored document that no longer verifies (changed bytes,
 // a changed hash column, an untrusted kid) is served with "verified": false

@@ -23,6 +23,14 @@ const (
 	CodeNotFound             = "NOT_FOUND"
 	CodeNotReady             = "NOT_READY"
 	CodeInternal             = "INTERNAL"
+
+	// Answers to requests net/http refuses before any handler runs
+	// (Listener puts them in the error shape).
+	CodeBadRequest              = "BAD_REQUEST"                // a malformed request line, header or Host
+	CodeHeadersTooLarge         = "HEADERS_TOO_LARGE"          // the request headers are over the server's limit
+	CodeExpectationFailed       = "EXPECTATION_FAILED"         // an Expect header other than 100-continue
+	CodeNotImplemented          = "NOT_IMPLEMENTED"            // a transfer coding the server does not implement
+	CodeHTTPVersionNotSupported = "HTTP_VERSION_NOT_SUPPORTED" // not HTTP/1.0 or HTTP/1.1
 )
 
 // Status returns the HTTP status of an error code (500 for an unknown one).
@@ -30,7 +38,7 @@ func Status(code string) int {
 	switch code {
 	case CodeActionNotFound, CodeVersionNotFound, CodeNotFound:
 		return http.StatusNotFound
-	case CodeUnknownKeyID, CodeBadSignature, CodeInvalidJSON, CodeInvalidAction:
+	case CodeUnknownKeyID, CodeBadSignature, CodeInvalidJSON, CodeInvalidAction, CodeBadRequest:
 		return http.StatusBadRequest
 	case CodeImmutableConflict:
 		return http.StatusConflict
@@ -44,6 +52,14 @@ func Status(code string) int {
 		return http.StatusMethodNotAllowed
 	case CodeNotReady:
 		return http.StatusServiceUnavailable
+	case CodeHeadersTooLarge:
+		return http.StatusRequestHeaderFieldsTooLarge
+	case CodeExpectationFailed:
+		return http.StatusExpectationFailed
+	case CodeNotImplemented:
+		return http.StatusNotImplemented
+	case CodeHTTPVersionNotSupported:
+		return http.StatusHTTPVersionNotSupported
 	}
 	return http.StatusInternalServerError
 }
@@ -55,6 +71,8 @@ func Codes() []string {
 		CodeImmutableConflict, CodeUnauthorized, CodeInvalidJSON, CodeInvalidAction,
 		CodePayloadTooLarge, CodeUnsupportedMediaType, CodePublishDisabled,
 		CodeMethodNotAllowed, CodeNotFound, CodeNotReady, CodeInternal,
+		CodeBadRequest, CodeHeadersTooLarge, CodeExpectationFailed, CodeNotImplemented,
+		CodeHTTPVersionNotSupported,
 	}
 }
 
@@ -74,12 +92,18 @@ func writeError(w http.ResponseWriter, code, message string, details map[string]
 	if lw, ok := w.(*logWriter); ok {
 		lw.code = code
 	}
+	b, code := errorJSON(code, message, details)
+	writeJSON(w, Status(code), b)
+}
+
+// errorJSON is the body of an error answer, with its final newline, and the
+// code it carries.
+func errorJSON(code, message string, details map[string]any) ([]byte, string) {
 	b, err := json.Marshal(errorBody{Error: apiError{Code: code, Message: message, Details: details}})
 	if err != nil { // details hold strings and numbers only
-		b = []byte(`{"error":{"code":"INTERNAL","message":"encode the error"}}`)
-		code = CodeInternal
+		return []byte(`{"error":{"code":"INTERNAL","message":"encode the error"}}` + "\n"), CodeInternal
 	}
-	writeJSON(w, Status(code), append(b, '\n'))
+	return append(b, '\n'), code
 }
 
 // writeJSON writes a JSON body with its length.

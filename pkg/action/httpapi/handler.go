@@ -232,6 +232,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		putLogWriter(lw)
 	}()
+	if r.RequestURI == "*" {
+		// "OPTIONS *" (asterisk-form) asks about the server, not a
+		// resource; ServeMux would answer a bare 400.
+		writeError(lw, CodeBadRequest, fmt.Sprintf("%s *: the asterisk request target is not supported; name an endpoint", r.Method), nil)
+		return
+	}
 	if p := r.URL.Path; p != "/" && path.Clean(p) != p {
 		// ServeMux would answer a redirect to the cleaned path (a body that
 		// is not JSON); no endpoint has such a path.
@@ -392,12 +398,9 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 		writeError(w, CodeUnauthorized, "publishing needs the server's API key in the X-API-Key header", nil)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			writeError(w, CodeUnsupportedMediaType, fmt.Sprintf("the body must be application/json, not %q", ct), nil)
-			return
-		}
+	if problem := checkMediaType(r.Header.Values("Content-Type")); problem != "" {
+		writeError(w, CodeUnsupportedMediaType, problem, nil)
+		return
 	}
 	name, version, ok := pathRef(w, r)
 	if !ok {
@@ -427,6 +430,12 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	res, v, err := action.PublishDocument(r.Context(), h.store, d, h.keys)
 	switch {
 	case err == nil:
+		if res.Created {
+			// Read your writes: the store's change notification arrives
+			// asynchronously, so answers cached before this publish must not
+			// outlive it in this process.
+			h.gen.Add(1)
+		}
 	case !v.Verified && v.Err != nil:
 		det := map[string]any{"hash": v.Hash}
 		if v.KID != "" {
@@ -458,6 +467,35 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 	}
 	out := h.rendered(res.Record)
 	writeBody(w, status, out.version, out.versionLen)
+}
+
+// checkMediaType says what is wrong with a publish's Content-Type, or "": it
+// must be given once and be application/json (any letter case), with at most
+// a charset parameter of utf-8. JSON has no other media type here:
+// application/json-patch+json and the like are other formats, so a "+json"
+// suffix is refused as well, and so is a body sent without a type.
+func checkMediaType(values []string) string {
+	const want = "send the body with Content-Type: application/json"
+	switch len(values) {
+	case 0:
+		return "no Content-Type: " + want
+	case 1:
+	default:
+		return "more than one Content-Type: " + want
+	}
+	mt, params, err := mime.ParseMediaType(values[0])
+	if err != nil {
+		return fmt.Sprintf("Content-Type %q is not a media type: %s", values[0], want)
+	}
+	if mt != "application/json" {
+		return fmt.Sprintf("the body must be application/json, not %q", mt)
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return fmt.Sprintf("Content-Type parameter %s=%q is not supported: JSON is UTF-8 (charset=utf-8 is the only parameter accepted)", k, v)
+		}
+	}
+	return ""
 }
 
 // authorized compares the X-API-Key header with the configured key as

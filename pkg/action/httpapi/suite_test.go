@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,7 +161,14 @@ func doRequest(t testing.TB, c *http.Client, sp *apiSpec, base, method, path str
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		switch {
+		case v == "": // "": send no such header
+			req.Header.Del(k)
+		case strings.Contains(v, "\n"): // one header line per value
+			req.Header[http.CanonicalHeaderKey(k)] = strings.Split(v, "\n")
+		default:
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -455,6 +463,10 @@ func runAcceptance(t *testing.T, kit storeKit, env func(t *testing.T) *apiEnv) {
 		wantStatus(t, "no key", e.do("POST", path, good, nil), 401, "UNAUTHORIZED")
 		wantStatus(t, "wrong key", e.do("POST", path, good, map[string]string{"X-API-Key": apiKey + "x"}), 401, "UNAUTHORIZED")
 		wantStatus(t, "form body", e.do("POST", path, good, map[string]string{"X-API-Key": apiKey, "Content-Type": "application/x-www-form-urlencoded"}), 415, "UNSUPPORTED_MEDIA_TYPE")
+		for _, ct := range []string{"", "application/json-patch+json", "application/merge-patch+json", "text/json", "application/json; charset=latin1",
+			"application/json; profile=x", "application/json\napplication/json", "json"} {
+			wantStatus(t, "Content-Type "+strconv.Quote(ct), e.do("POST", path, good, map[string]string{"X-API-Key": apiKey, "Content-Type": ct}), 415, "UNSUPPORTED_MEDIA_TYPE")
+		}
 		wantStatus(t, "malformed", e.do("POST", path, []byte(`{"name": "files.move",`), key), 400, "INVALID_JSON")
 		wantStatus(t, "not an object", e.do("POST", path, []byte(`[1]`), key), 400, "INVALID_JSON")
 		dup := bytes.Replace(good, []byte(`"name":"files.move"`), []byte(`"name":"files.move","n\u0061me":"files.other"`), 1)
@@ -482,6 +494,14 @@ func runAcceptance(t *testing.T, kit storeKit, env func(t *testing.T) *apiEnv) {
 		}
 		if l := e.do("GET", "/actions", nil, nil); string(l.body) != `{"items":[]}`+"\n" {
 			t.Errorf("a refused publish was stored: %s", l.body)
+		}
+		// application/json in any letter case, with charset=utf-8 at most.
+		for i, ct := range []string{"Application/JSON", "application/json; charset=UTF-8", "application/json;charset=utf-8"} {
+			v := fmt.Sprintf("1.0.%d", i)
+			r := e.do("POST", "/actions/files.move/versions/"+v, signed(t, "files.move", v, "x", nil), map[string]string{"X-API-Key": apiKey, "Content-Type": ct})
+			if r.status != http.StatusCreated {
+				t.Errorf("Content-Type %q: status %d %s", ct, r.status, r.body)
+			}
 		}
 	})
 

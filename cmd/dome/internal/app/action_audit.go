@@ -14,11 +14,6 @@ func newActionAuditCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "audit",
 		Usage: "prove from the git history that no published action version ever changed",
-		Description: `Walks every commit of the git store's branch and checks that no commit changed or
-deleted a published registry/actions/<name>/<version>.json, and that every added
-file is the canonical document of that name and version. With trusted keys
-(--trusted, TRUSTED_KEYS_PATH, TRUSTED_KEYS_JSON) it also verifies every version at
-the head. Exit 1 naming each commit that broke immutability. Git stores only.`,
 		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			keys, err := optionalTrustedKeys(env, c.String("trusted"))
@@ -39,6 +34,7 @@ the head. Exit 1 naming each commit that broke immutability. Git stores only.`,
 			defer store.Close()
 			return runActionAudit(c.Context, env, store, keys, globalBool(c, flagJSON))
 		},
+		Description: help("action_audit"),
 	}
 }
 

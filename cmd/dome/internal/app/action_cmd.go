@@ -10,13 +10,10 @@ import (
 func newActionCommand(env *Env) *cli.Command {
 	keygen := newKeygenCommand(env)
 	keygen.Usage = "create an Ed25519 signing key for action documents (same as dome keygen)"
+	keygen.Description = help("action_keygen")
 	return &cli.Command{
 		Name:  "action",
 		Usage: "sign, publish, list, show, verify, deprecate, audit and lock signed action schemas",
-		Description: `The action registry: signed action documents {"name", "version", ...} stored
-immutably by (name, version) in a git store (branch actions of --repo, or
---store git:PATH[#BRANCH]) or a PostgreSQL store (--store postgres://...).
-Trusted keys come from --trusted FILE, $TRUSTED_KEYS_PATH or $TRUSTED_KEYS_JSON.`,
 		Subcommands: []*cli.Command{
 			keygen,
 			newActionSignCommand(env),
@@ -28,6 +25,7 @@ Trusted keys come from --trusted FILE, $TRUSTED_KEYS_PATH or $TRUSTED_KEYS_JSON.
 			newActionAuditCommand(env),
 			newActionLockCommand(env),
 		},
+		Description: help("action"),
 	}
 }
 

@@ -22,13 +22,6 @@ func newActionDeprecateCommand(env *Env) *cli.Command {
 		Name:      "deprecate",
 		Usage:     "mark a published version deprecated (--reason) or not any more (--undo)",
 		ArgsUsage: "NAME@VERSION",
-		Description: `A deprecated version stays published, immutable and fetchable by its exact
-version; it is no longer its action's latest_version, nor picked by dome action
-lock for a range while another version is in range, and the API shows it with
-"deprecated": true and the reason. The document and its hash never change: the
-git store commits only registry/actions/<name>/deprecations.json, PostgreSQL
-updates the row's deprecated and deprecation_reason. Setting the same again
-changes nothing.`,
 		Flags: withGlobal(actionStoreFlag(),
 			&cli.StringFlag{Name: "reason", Usage: "why, and what to use instead (`TEXT`, at most 1024 bytes)"},
 			&cli.BoolFlag{Name: "undo", Usage: "clear the deprecation"},
@@ -49,6 +42,7 @@ changes nothing.`,
 			defer store.Close()
 			return runActionDeprecate(c.Context, env, store, opts)
 		},
+		Description: help("action_deprecate"),
 	}
 }
 

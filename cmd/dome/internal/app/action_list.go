@@ -13,10 +13,6 @@ func newActionListCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "list the published actions with their versions and latest_version",
-		Description: `Prints every action, sorted by name, with its versions in SemVer order and its
-latest_version: the highest release, or the highest pre-release when there is no
-release. --json prints the shape of the HTTP API's GET /actions:
-{"items": [{"name", "latest_version", "versions", "description"}]}.`,
 		Flags: withGlobal(actionStoreFlag()),
 		Action: func(c *cli.Context) error {
 			store, err := actionStoreFromFlags(c, env)
@@ -26,6 +22,7 @@ release. --json prints the shape of the HTTP API's GET /actions:
 			defer store.Close()
 			return runActionList(c.Context, env, store, globalBool(c, flagJSON))
 		},
+		Description: help("action_list"),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -26,17 +27,6 @@ func newActionLockCommand(env *Env) *cli.Command {
 		Name:      "lock",
 		Usage:     "pin actions to exact verified versions in actions.lock",
 		ArgsUsage: "[NAME@RANGE...]",
-		Description: `Resolves each NAME@RANGE to the highest published version in the range whose
-signature verifies, and writes actions.lock (--out) with its version, hash, kid and
-the registry commit that added it. Ranges: latest (also a bare NAME), 1.2.3, ^1.2.3,
-~1.2.3, 1.x, 1.2.x, >=1.0.0 <2.0.0 (comparators joined by spaces or commas; quote
-them in a shell). A pre-release matches only a range that names a pre-release of the
-same MAJOR.MINOR.PATCH. Entries for other names already in the lock stay as they
-are; without arguments every entry is resolved again. A version in range that does
-not verify stops the lock (exit 1): a lock never skips a tampered version.
-With --check nothing is written: exit 1 unless every entry still holds (version in
-range, published with the locked hash and commit, verifies with the locked kid) and
-the file is in dome's byte form; a newer version in range is only a note.`,
 		Flags: withGlobal(
 			actionStoreFlag(), trustedFlag(),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: action.LockFileName, Usage: "lock `FILE`"},
@@ -55,12 +45,13 @@ the file is in dome's byte form; a newer version in range is only a note.`,
 			defer store.Close()
 			return runActionLock(c.Context, env, store, keys, opts)
 		},
+		Description: help("action_lock"),
 	}
 }
 
 // readLockFile reads the lock at path; (nil, nil, nil) when it does not exist.
 func readLockFile(env *Env, path string) (*action.Lock, []byte, error) {
-	data, err := os.ReadFile(inputPath(env, path))
+	data, err := readlimit.ReadFile(inputPath(env, path), readlimit.Profile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -137,7 +128,7 @@ func runActionLock(ctx context.Context, env *Env, store action.Store, keys *sign
 	data := lock.Marshal()
 	changed := !bytes.Equal(data, oldBytes)
 	if changed {
-		if err := writeFileAtomic(inputPath(env, opts.Out), data, 0o644); err != nil {
+		if err := writeOutputFile(env, "--out", inputPath(env, opts.Out), data); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dome-registry/dome/pkg/action"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -21,18 +22,7 @@ func newActionPublishCommand(env *Env) *cli.Command {
 		Name:      "publish",
 		Usage:     "verify signed action documents and store them immutably",
 		ArgsUsage: "FILE...",
-		Description: `Publishes each FILE: a signed action document (see dome action sign), or the
-publish request of the HTTP API, {"schema": {...}, "signature": {"kid", "alg", "sig"}}
-(the hash is computed when it has none). Every FILE is read and its signature
-checked against the trusted keys before the store is opened: a bad document or
-signature (UNKNOWN_KEY_ID, BAD_SIGNATURE, exit 1) stops the run before anything is
-published, and a --store git:PATH that does not exist yet is created as a bare
-repository only then. A (name, version) is immutable: publishing the same payload
-again changes nothing ("unchanged", naming the signature the store keeps); other
-content under a published version is refused with IMMUTABLE_VERSION_CONFLICT
-(exit 1). Files are published in order; a conflict stops the run (the files before
-it stay published).`,
-		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
+		Flags:     withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usagef("action publish needs at least one FILE")
@@ -53,6 +43,7 @@ it stay published).`,
 			defer store.Close()
 			return runActionPublish(c.Context, env, store, keys, docs, opts)
 		},
+		Description: help("action_publish"),
 	}
 }
 
@@ -66,7 +57,7 @@ type actionToPublish struct {
 func readActionsToPublish(env *Env, files []string, keys *signing.TrustedKeys) ([]actionToPublish, error) {
 	docs := make([]actionToPublish, 0, len(files))
 	for _, f := range files {
-		data, err := readInputFile(env, f)
+		data, err := readInputFile(env, f, readlimit.Document)
 		if err != nil {
 			return nil, err
 		}

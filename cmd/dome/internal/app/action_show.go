@@ -23,12 +23,7 @@ func newActionShowCommand(env *Env) *cli.Command {
 		Name:      "show",
 		Usage:     "show a published action version with its signature and verification",
 		ArgsUsage: "NAME[@VERSION]",
-		Description: `Prints NAME@VERSION (default: the latest_version) from the store: hash, signature
-block, the commit that added it and whether it verifies against the trusted keys
-(when any are configured), then its schema. --json prints the shape of the
-HTTP API's GET /actions/{name}/versions/{version} {"name", "version", "schema", "hash",
-"signature", "verified"} plus "revision", and "code"/"reason" when not verified.`,
-		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
+		Flags:     withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("action show takes exactly one NAME[@VERSION]")
@@ -45,6 +40,7 @@ HTTP API's GET /actions/{name}/versions/{version} {"name", "version", "schema", 
 			defer store.Close()
 			return runActionShow(c.Context, env, store, keys, opts)
 		},
+		Description: help("action_show"),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,15 +22,10 @@ func newActionSignCommand(env *Env) *cli.Command {
 		Name:      "sign",
 		Usage:     "sign an action document with an Ed25519 key",
 		ArgsUsage: "FILE",
-		Description: `Checks FILE (a JSON object with a valid "name" and a SemVer "version") and prints its
-canonical form (RFC 8785) with fresh "hash" and "signature" members: hash is
-"sha256:" of the canonical document without "hash", "signature" and "verified";
-the signature is Ed25519 over "DSSEv1 32 application/vnd.dome.action+json 71 <hash>".
---out FILE receives exactly the canonical bytes (stdout gets a final newline too).`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "key", Usage: "private key `FILE` (PKCS#8 PEM, as dome action keygen writes)"},
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (default: the key file name without .key or .pem)"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -40,6 +36,7 @@ the signature is Ed25519 over "DSSEv1 32 application/vnd.dome.action+json 71 <ha
 			}
 			return runActionSign(c.Context, env, actionSignOptions{Key: c.String("key"), KID: c.String("kid"), Input: c.Args().First(), Out: c.String("out")})
 		},
+		Description: help("action_sign"),
 	}
 }
 
@@ -48,7 +45,7 @@ func runActionSign(_ context.Context, env *Env, opts actionSignOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInputFile(env, opts.Input)
+	data, err := readInputFile(env, opts.Input, readlimit.Document)
 	if err != nil {
 		return err
 	}

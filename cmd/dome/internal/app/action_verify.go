@@ -21,13 +21,7 @@ func newActionVerifyCommand(env *Env) *cli.Command {
 		Name:      "verify",
 		Usage:     "verify a published action version against the trusted keys",
 		ArgsUsage: "NAME[@VERSION]",
-		Description: `Re-derives the hash of NAME@VERSION (default: the latest_version) from the stored
-bytes and checks its Ed25519 signature against the trusted keys. Exit 0 when it
-verifies; exit 1 naming why when not, with the code UNKNOWN_KEY_ID (the kid is not
-trusted) or BAD_SIGNATURE (changed bytes, a wrong hash, a failing signature).
---json prints the HTTP API's verify shape {"name", "version", "verified", "kid", "alg",
-"hash"} plus "code" and "reason" when not verified (and still exits 1).`,
-		Flags: withGlobal(actionStoreFlag(), trustedFlag()),
+		Flags:     withGlobal(actionStoreFlag(), trustedFlag()),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("action verify takes exactly one NAME[@VERSION]")
@@ -44,6 +38,7 @@ trusted) or BAD_SIGNATURE (changed bytes, a wrong hash, a failing signature).
 			defer store.Close()
 			return runActionVerify(c.Context, env, store, keys, opts)
 		},
+		Description: help("action_verify"),
 	}
 }
 

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/dome-registry/dome/pkg/agentlock"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/urfave/cli/v2"
 )
@@ -24,6 +24,7 @@ func newAgentCommand(env *Env) *cli.Command {
 			newAgentDiscoverCommand(env),
 			newAgentResolveCommand(env),
 		},
+		Description: help("agent"),
 	}
 }
 
@@ -58,7 +59,7 @@ func readAgentInputs(c *cli.Context) (agentInputs, error) {
 
 // loadAgent reads and parses agents.md.
 func loadAgent(env *Env, in agentInputs) (*agentlock.Agent, error) {
-	data, err := os.ReadFile(absPath(env, in.Agents))
+	data, err := readlimit.ReadFile(absPath(env, in.Agents), readlimit.Profile)
 	if err != nil {
 		return nil, &errkind.InputError{Source: in.Agents, Problem: readProblem(err), Err: err, Hint: "run in the agent's folder or pass --agents FILE"}
 	}
@@ -84,7 +85,7 @@ func loadAgentIndex(ctx context.Context, env *Env, c *cli.Context, in agentInput
 		idx, origin, name, err = loadRegistryIndex(ctx, env, c, in.IndexRef)
 		return idx, origin, name, err == nil, err
 	}
-	data, err := os.ReadFile(absPath(env, in.Index))
+	data, err := readlimit.ReadFile(absPath(env, in.Index), readlimit.Document)
 	if err != nil {
 		if missingOK && !in.IndexSet && errors.Is(err, fs.ErrNotExist) {
 			return nil, origin, in.Index, false, nil

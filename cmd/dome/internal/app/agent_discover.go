@@ -21,9 +21,6 @@ func newAgentDiscoverCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "discover",
 		Usage: "list the MCP servers of the index grouped by category",
-		Description: `Servers of each category are listed in tie-break order (signed first, then
-id, then version), so the first one is what resolve picks when no scope or
-constraint rules it out.`,
 		Flags: withGlobal(append(agentInputFlags(),
 			&cli.StringFlag{Name: "category", Usage: "list only `CATEGORY`"},
 		)...),
@@ -34,6 +31,7 @@ constraint rules it out.`,
 			}
 			return runAgentDiscover(c.Context, env, c, agentDiscoverOptions{In: in, Category: c.String("category"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("agent_discover"),
 	}
 }
 

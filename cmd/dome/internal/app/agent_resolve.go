@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/agentlock"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,16 +28,6 @@ func newAgentResolveCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "select one MCP server per requirement of agents.md and write agents.lock",
-		Description: `For each requires.mcp entry the candidates are the servers with the category and
-every permission; constraints then reject servers (residency, sensitivity,
-trust.requireSigned, constraints.actions.forbid); the first remaining server
-in tie-break order is selected: signed first, then the smallest id, then the
-smallest version (SemVer precedence when both are SemVer). When a requirement
-has no server, nothing is written and dome exits 1 with the reasons.
---explain also writes agents.resolution.json beside the lock: every candidate,
-its reason codes and the exact constraint values used (also on failure).
---check writes nothing and exits 1 when agents.lock differs from what resolve
-would write (for CI). --json prints the explain document on stdout.`,
 		Flags: withGlobal(append(agentInputFlags(),
 			&cli.StringFlag{Name: "lock", Usage: "write the lock to `FILE` (default: agents.lock beside agents.md)"},
 			&cli.BoolFlag{Name: "explain", Usage: "also write agents.resolution.json beside the lock"},
@@ -55,6 +45,7 @@ would write (for CI). --json prints the explain document on stdout.`,
 			}
 			return runAgentResolve(c.Context, env, c, opts)
 		},
+		Description: help("agent_resolve"),
 	}
 }
 
@@ -91,7 +82,7 @@ func runAgentResolve(ctx context.Context, env *Env, c *cli.Context, opts agentRe
 		return checkAgentLock(env, opts, agent, res, lockPath, show(lockPath))
 	}
 	if opts.Explain {
-		if err := writeFileAtomic(explainPath, explain, 0o644); err != nil {
+		if err := writeOutputFile(env, "--explain", explainPath, explain); err != nil {
 			return err
 		}
 	}
@@ -106,7 +97,7 @@ func runAgentResolve(ctx context.Context, env *Env, c *cli.Context, opts agentRe
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(lockPath, body, 0o644); err != nil {
+	if err := writeOutputFile(env, "--lock", lockPath, body); err != nil {
 		return err
 	}
 	if opts.JSON || opts.Quiet {
@@ -180,7 +171,7 @@ func checkAgentLock(env *Env, opts agentResolveOptions, agent *agentlock.Agent, 
 	if err != nil {
 		return err
 	}
-	have, err := os.ReadFile(lockPath)
+	have, err := readlimit.ReadFile(lockPath, readlimit.Profile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &errkind.CheckError{Problem: shown + " does not exist", Hint: "run dome agent resolve and commit " + shown}
 	}

@@ -20,10 +20,6 @@ func newAgentValidateCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "validate",
 		Usage: "check agents.md frontmatter and the MCP index (when present) against their schemas",
-		Description: `Reports every problem with its file, line, column and field, and exits 2 when
-there is one. The index is mcp.index.json in the working directory (skipped
-when absent), --index FILE (must exist) or --index-ref REF (registry/mcp/index.json
-in the --repo registry at REF).`,
 		Flags: withGlobal(agentInputFlags()...),
 		Action: func(c *cli.Context) error {
 			in, err := readAgentInputs(c)
@@ -32,6 +28,7 @@ in the --repo registry at REF).`,
 			}
 			return runAgentValidate(c.Context, env, c, agentValidateOptions{In: in, JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet)})
 		},
+		Description: help("agent_validate"),
 	}
 }
 

@@ -36,9 +36,6 @@ type Env struct {
 	StderrTTY bool
 }
 
-// Version is dome's version, set at link time with -ldflags "-X ...app.Version=...".
-var Version = "0.1.0-dev"
-
 // Main runs dome with args (args[0] is the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	wd, err := os.Getwd()
@@ -67,6 +64,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // Run runs dome in env.
 func Run(ctx context.Context, env *Env, args []string) int {
 	a := newApp(env)
+	if helpWanted(a, args) {
+		loadHelp(a.Commands)
+	}
 	args, err := interspersed(a, args)
 	if err == nil {
 		err = a.RunContext(ctx, args)
@@ -83,7 +83,7 @@ func newApp(env *Env) *cli.App {
 	a := &cli.App{
 		Name:                 "dome",
 		Usage:                "turn a git repository into a trustworthy tool registry",
-		Version:              Version,
+		Version:              domeVersion(),
 		Reader:               env.Stdin,
 		Writer:               env.Stdout,
 		ErrWriter:            env.Stderr,
@@ -131,6 +131,8 @@ func commands(env *Env) []*cli.Command {
 		newSandboxCommand(env),
 		newTraceCommand(env),
 		newHelpCommand(env),
+		newCompletionCommand(env),
+		newVersionCommand(env),
 	}
 	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments
 	return cmds

@@ -1,48 +1,38 @@
 package app
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/outfile"
 )
 
-// writeFileAtomic writes data to path (creating its directory) so that readers see the old file or
-// the whole new one, never a part: a temporary file in the same directory,
-// fsync, rename, fsync of the directory.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+// writeOutputFile writes data to an output file the user named with flag
+// (--out, -o, --lock, ...). Every command's output file goes through here
+// and so through pkg/outfile's rules: a regular file or an absent name is
+// replaced atomically (the old bytes or the new, never a part); a character
+// device or FIFO (/dev/null, a named pipe) is written in place, never
+// replaced by a file; a symlink is followed; a directory, block device,
+// socket or dangling symlink is refused (exit 2). Missing folders above a
+// new file are created, and a note on stderr says which.
+func writeOutputFile(env *Env, flag, path string, data []byte) error {
+	res, err := outfile.Write(path, data, outfile.Options{MakeDirs: true})
+	for _, d := range res.CreatedDirs {
+		fmt.Fprintf(env.Stderr, "dome: created folder %s for %s\n", relTo(env.WorkDir, d), flag)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	return outputError(flag, err)
+}
+
+// outputError turns an outfile refusal into an input error naming the flag.
+func outputError(flag string, err error) error {
+	var re *outfile.RefusedError
+	if errors.As(err, &re) {
+		src := re.Path
+		if flag != "" {
+			src = flag + " " + re.Path
+		}
+		return &errkind.InputError{Source: src, Problem: re.Problem, Hint: re.Hint, Err: err}
 	}
-	name := tmp.Name()
-	cleanup := func() { tmp.Close(); os.Remove(name) }
-	if _, err := tmp.Write(data); err != nil {
-		cleanup()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		cleanup()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		cleanup()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return err
 }

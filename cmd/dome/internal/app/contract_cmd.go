@@ -14,6 +14,7 @@ import (
 	"github.com/dome-registry/dome/pkg/aicontract"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/urfave/cli/v2"
 )
@@ -29,6 +30,7 @@ func newContractCommand(env *Env) *cli.Command {
 			newContractResolveCommand(env),
 			newContractListCommand(env),
 		},
+		Description: help("contract"),
 	}
 }
 
@@ -77,7 +79,7 @@ func contractSource(ctx context.Context, env *Env, c *cli.Context) (aicontract.S
 type dirSource struct{ dir, shown string }
 
 func (s dirSource) ReadFile(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)))
+	return readlimit.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)), readlimit.Profile)
 }
 
 func (s dirSource) List(dir string) ([]string, error) {

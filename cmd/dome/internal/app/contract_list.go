@@ -26,6 +26,7 @@ func newContractListCommand(env *Env) *cli.Command {
 			}
 			return runContractList(c.Context, env, src, ref, contractListOptions{JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("contract_list"),
 	}
 }
 

@@ -2,15 +2,18 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/aicontract"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,17 +30,6 @@ func newContractResolveCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "resolve",
 		Usage: "compile the contract text for a command in a project",
-		Description: `The resolver's steps: load the project (blocked: missing_project),
-the command (blocked: unknown_command), its intent (fixed mapping), the stack preset
-(blocked: invalid_configuration); build the active rules (defaults, the project's
-toggles, filtered by intent); resolve conflicts (error vs error: blocked
-conflicting_rules; warn vs error: the warn rule is dropped; info in any conflict:
-dropped; warn vs warn: blocked); compile constraints (preset, then rules, then the
-project's overrides; two rules setting one key differently: invalid_configuration);
-render the fixed template. Prints the contract text, or with --json the
-ResolveResult. One JSON log line (no user input, only its digest) goes to stderr,
-or is appended to --log FILE. Exit 0 ok; blocked: 2 for missing_project and
-unknown_command, 1 for conflicting_rules and invalid_configuration.`,
 		Flags: withGlobal(append(contractSourceFlags(),
 			&cli.StringFlag{Name: "project", Usage: "the project `ID` (policy/contracts/projects/ID.json)"},
 			&cli.StringFlag{Name: "command", Usage: "the command `ID` (commands.json)"},
@@ -68,6 +60,7 @@ unknown_command, 1 for conflicting_rules and invalid_configuration.`,
 			}
 			return runContractResolve(c.Context, env, src, ref, opts)
 		},
+		Description: help("contract_resolve"),
 	}
 }
 
@@ -75,10 +68,16 @@ func runContractResolve(_ context.Context, env *Env, src aicontract.Source, ref 
 	if opts.InputFile != "" {
 		var data []byte
 		var err error
+		// The request text is at most aicontract.MaxInputChars characters;
+		// read a little more than their bytes so Resolve says how many there
+		// were, and no more: a longer input is refused, never cut.
 		if opts.InputFile == "-" {
-			data, err = io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
+			data, err = readlimit.ReadAll(env.Stdin, readlimit.Profile)
 		} else {
-			data, err = os.ReadFile(absPath(env, opts.InputFile))
+			data, err = readlimit.ReadFile(absPath(env, opts.InputFile), readlimit.Profile)
+		}
+		if _, ok := readlimit.IsTooLarge(err); ok {
+			return &errkind.InputError{Source: "--input-file", Problem: "more than the limit of " + readlimit.Size(readlimit.Profile), Hint: fmt.Sprintf("the request is at most %d characters", aicontract.MaxInputChars)}
 		}
 		if err != nil {
 			return &errkind.InputError{Source: "--input-file", Problem: readProblem(err), Err: err}
@@ -159,7 +158,16 @@ func writeContractLog(env *Env, opts contractResolveOptions, e aicontract.LogEnt
 		_, err := env.Stderr.Write(line)
 		return err
 	}
-	f, err := os.OpenFile(absPath(env, opts.Log), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Appended in place, never replaced: a FIFO or /dev/stderr works, a
+	// missing folder is created and said so, like every output file's.
+	p := absPath(env, opts.Log)
+	if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return &errkind.InputError{Source: "--log", Problem: readProblem(err), Err: err}
+		}
+		fmt.Fprintf(env.Stderr, "dome: created folder %s for --log\n", relTo(env.WorkDir, filepath.Dir(p)))
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return &errkind.InputError{Source: "--log", Problem: readProblem(err), Err: err}
 	}

@@ -24,23 +24,6 @@ func newContractTestCommand(env *Env) *cli.Command {
 		Name:      "contract-test",
 		Usage:     "run a tool's golden contract-test cases against a profile and its generated clients",
 		ArgsUsage: "<tool@ref>",
-		Description: `For the tool's contract-tests/cases/*.json at the pinned commit:
-  (a) each case's request and response are validated against the filtered spec
-      (kin-openapi openapi3filter; credentials must be present);
-  (b) cases whose operation the profile excludes (selectors, or an auth.mode that
-      allows none of its security alternatives) are reported as excluded;
-  (c) every generated client (Go, TypeScript under node, Python) is built and run
-      through its loader against an in-process mock server: the golden cases (the
-      request sent must equal the golden request, the typed response the golden
-      body), the enforcement scenarios (hosts, budgets, wall time, auth mode),
-      every HTTP status of the error taxonomy, retries, a dropped connection, the
-      loader's refusals of tampered copies, and the allow_hosts and URL vectors;
-  (d) the languages' outcomes must be the same, codes and messages;
-and each client's operations index must equal the filtered spec's operations.
-Toolchains: go, node and python3 from PATH (DOME_GO, DOME_NODE, DOME_PYTHON
-override), tsc from DOME_TSC, else contract-tests/ts/node_modules/.bin/tsc of the
-repository, else PATH.
-A missing toolchain is a loud skip, and a failure when CI=true.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` (or a profile id at the tool's commit); default: the tool's default_profile"},
 			&cli.StringFlag{Name: "lang", Usage: "comma-separated languages to test (default: every target of generators.lock.json)"},
@@ -67,11 +50,12 @@ A missing toolchain is a loud skip, and a failure when CI=true.`,
 			}
 			return runContractTest(c.Context, env, reg, opts)
 		},
+		Description: help("contract-test"),
 	}
 }
 
 func runContractTest(ctx context.Context, env *Env, reg *registry.Registry, opts contractTestOptions) error {
-	g := &codegen.Generator{Reg: reg, DomeVersion: Version, Pinned: opts.Pinned}
+	g := &codegen.Generator{Reg: reg, DomeVersion: domeVersion(), Pinned: opts.Pinned}
 	jobs, err := planOne(ctx, g, opts.genOptions)
 	if err != nil {
 		return err
@@ -172,5 +156,5 @@ func toolchains(env *Env, reg *registry.Registry) contracttest.Options {
 // reproduceFor wires release.Reproducer to this process's toolchains and
 // prints skipped contract-test checks as warnings.
 func reproduceFor(env *Env, reg *registry.Registry) release.ReproduceFunc {
-	return release.Reproducer(reg, Version, toolchains(env, reg), func(rep *contracttest.Report) { warnSkips(env, rep, false) })
+	return release.Reproducer(reg, domeVersion(), toolchains(env, reg), func(rep *contracttest.Report) { warnSkips(env, rep, false) })
 }

@@ -2,9 +2,14 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 
 	"github.com/dome-registry/dome/pkg/canonical"
+	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,16 +24,13 @@ func newDigestCommand(env *Env) *cli.Command {
 		Name:      "digest",
 		Usage:     "print the sha256 digest of the canonical form of JSON files",
 		ArgsUsage: "[FILE|-]...",
-		Description: `Prints sha256:<64 hex> of the RFC 8785 canonical bytes of each FILE (stdin when none or
--): the digest dome records as payload_digest and signs. With several files each line
-is "<digest>  <file>". --raw hashes the bytes as they are (any file, JSON or not).
---json prints one JSON line per input: {"source", "digest", "canonicalization", "bytes"}.`,
 		Flags: withGlobal(
 			&cli.BoolFlag{Name: "raw", Usage: "hash the file's bytes as they are, without canonicalizing"},
 		),
 		Action: func(c *cli.Context) error {
 			return runDigest(c.Context, env, digestOptions{Inputs: c.Args().Slice(), Raw: c.Bool("raw"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("digest"),
 	}
 }
 
@@ -74,18 +76,24 @@ func runDigest(_ context.Context, env *Env, opts digestOptions) error {
 }
 
 func digestOne(env *Env, in string, raw bool) (digestLine, error) {
-	if raw {
-		data, err := readInputFile(env, in)
-		if err != nil {
-			return digestLine{}, err
-		}
-		return digestLine{Source: sourceName(in), Digest: canonical.Digest(data), Canonicalization: "none", Bytes: int64(len(data))}, nil
-	}
-	r, err := openInput(env, in)
+	r, err := openInput(env, in, readlimit.Document)
 	if err != nil {
 		return digestLine{}, err
 	}
 	defer r.Close()
+	if raw {
+		// Hashed as it streams: memory stays flat, and the limit still
+		// ends an endless input (/dev/zero, a pipe that never closes).
+		h := sha256.New()
+		n, err := io.Copy(h, r)
+		if err != nil {
+			if _, ok := readlimit.IsTooLarge(err); ok {
+				return digestLine{}, tooLarge(in, readlimit.Document)
+			}
+			return digestLine{}, &errkind.InputError{Source: sourceName(in), Problem: "read failed: " + pathErr(err)}
+		}
+		return digestLine{Source: sourceName(in), Digest: "sha256:" + hex.EncodeToString(h.Sum(nil)), Canonicalization: "none", Bytes: n}, nil
+	}
 	d, n, err := canonical.DigestReader(r, canonical.Options{})
 	if err != nil {
 		return digestLine{}, canonicalInputError(env, in, nil, err)

@@ -46,7 +46,7 @@ func report(env *Env, err error) int {
 	if h := errkind.HintOf(err); h != "" {
 		fmt.Fprintf(env.Stderr, "hint: %s\n", bounded(h))
 	} else if isUsage(err) {
-		fmt.Fprintf(env.Stderr, "hint: run 'dome help' or 'dome <command> --help'\n")
+		fmt.Fprintf(env.Stderr, "hint: run 'dome --help' or 'dome <command> --help'\n")
 	}
 	return exitCode(err)
 }

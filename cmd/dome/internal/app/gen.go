@@ -38,22 +38,6 @@ func newGenCommand(env *Env) *cli.Command {
 		Name:      "gen",
 		Usage:     "generate clients from tool@ref + profile@ref with the bundles pinned in generators.lock.json; --check proves drift",
 		ArgsUsage: "<tool@ref> | --all | --check",
-		Description: `Writes DIR/client/<lang>/<tool_id>/<profile_id>/ with the generated files, an
-operations index (operations.json) and a manifest.json (every input by ref and hash,
-the toolchain, every output's sha256). Same inputs => same bytes, everywhere.
-
-  dome gen petstore@v1.2.0 --profile readonly@v1.2.0 --lang go,ts --out clients
-  dome gen --all [--ref R] --out clients        every tool x profile x language
-  dome gen --check --out clients                regenerate and compare (exit 1 on drift)
-
---profile takes profile@ref, or a profile id for the tool's own commit; without it the
-tool's default_profile is used. Clients are written all or nothing (staging folder,
-then rename); files the previous manifest listed and the new one does not are removed;
-files no manifest lists are kept. --check writes nothing: it lists drifted, missing
-and stale files with unified diffs and names the input that changed (spec, profile,
-bundle, generators lock, toolchain), or that generated files were edited by hand.
---no-validate skips kin-openapi validation of the filtered specs (a spec whose own
-examples fail validation); each manifest.json then records "spec_validation": "skipped".`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` (or a profile id at the tool's commit)"},
 			&cli.BoolFlag{Name: "all", Usage: "generate every tool x profile x language of the registry"},
@@ -112,11 +96,12 @@ examples fail validation); each manifest.json then records "spec_validation": "s
 			}
 			return runGen(c.Context, env, reg, opts)
 		},
+		Description: help("gen"),
 	}
 }
 
 func runGen(ctx context.Context, env *Env, reg *registry.Registry, opts genOptions) error {
-	g := &codegen.Generator{Reg: reg, DomeVersion: Version, Pinned: opts.Pinned, NoValidate: opts.NoValidate,
+	g := &codegen.Generator{Reg: reg, DomeVersion: domeVersion(), Pinned: opts.Pinned, NoValidate: opts.NoValidate,
 		Limits: specfilter.Limits{MaxBytes: opts.MaxSize}, Offer: specfilter.Flags{"--no-validate", "--max-size"}}
 	var jobs []codegen.Job
 	var skipped []codegen.Skipped

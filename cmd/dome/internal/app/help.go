@@ -42,7 +42,9 @@ func newHelpCommand(env *Env) *cli.Command {
 			}
 			// A fresh command tree prints exactly what --help prints.
 			args := append(append([]string{"dome"}, names...), "--help")
-			return newApp(env).RunContext(c.Context, args)
+			a := newApp(env)
+			loadHelp(a.Commands)
+			return a.RunContext(c.Context, args)
 		},
 	}
 }

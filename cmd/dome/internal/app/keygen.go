@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/outfile"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -25,10 +27,6 @@ func newKeygenCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "keygen",
 		Usage: "create an Ed25519 signing key and its trusted key entry",
-		Description: `Writes DIR/<kid>.key (private key, PKCS#8 PEM, mode 0600), DIR/<kid>.pub (public key,
-PKIX PEM) and DIR/<kid>.trusted.json (a trusted key set holding this key, for
-dome verify --trusted), and prints the trusted key entry. Existing files are never
-overwritten.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (letters, digits, . _ : @ + -)"},
 			&cli.StringFlag{Name: "out", Value: ".", Usage: "directory `DIR` for the key files"},
@@ -39,6 +37,7 @@ overwritten.`,
 			}
 			return runKeygen(c.Context, env, rand.Reader, keygenOptions{KID: c.String("kid"), Out: c.String("out"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("keygen"),
 	}
 }
 
@@ -47,6 +46,7 @@ type keygenResult struct {
 	PrivateKeyFile  string `json:"private_key_file"`
 	PublicKeyFile   string `json:"public_key_file"`
 	TrustedKeysFile string `json:"trusted_keys_file"`
+	CreatedFolder   string `json:"created_folder,omitempty"` // --out, when keygen made it
 }
 
 func runKeygen(_ context.Context, env *Env, random io.Reader, opts keygenOptions) error {
@@ -90,13 +90,25 @@ func runKeygen(_ context.Context, env *Env, random io.Reader, opts keygenOptions
 			return &errkind.InputError{Source: f.path, Problem: "already exists; dome keygen never overwrites a key", Hint: "pick another --kid or --out, or remove the old files yourself"}
 		}
 	}
+	// --out names the key folder itself: dome creates it (and says so), but
+	// not the folders above it.
 	dir := inputPath(env, opts.Out)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &errkind.InputError{Source: "--out " + opts.Out, Problem: "cannot create the directory: " + pathErr(err)}
+	if err := os.Mkdir(dir, 0o755); err == nil {
+		res.CreatedFolder = opts.Out
+	} else if !errors.Is(err, fs.ErrExist) {
+		problem := "cannot create the folder: " + pathErr(err)
+		if errors.Is(err, fs.ErrNotExist) {
+			problem = fmt.Sprintf("cannot create the folder: %s does not exist", filepath.Dir(opts.Out))
+		}
+		return &errkind.InputError{Source: "--out " + opts.Out, Problem: problem, Hint: "dome keygen creates the key folder, not the folders above it: create them first (mkdir -p)"}
 	}
 	for _, f := range files {
-		if err := writeNewFile(inputPath(env, f.path), f.data, f.perm); err != nil {
-			return err
+		if _, err := outfile.Write(inputPath(env, f.path), f.data, outfile.Options{Perm: f.perm, Exclusive: true}); err != nil {
+			var re *outfile.RefusedError
+			if errors.As(err, &re) && re.Problem == "already exists" {
+				return &errkind.InputError{Source: f.path, Problem: "already exists; dome keygen never overwrites a key", Hint: "pick another --kid or --out, or remove the old files yourself"}
+			}
+			return outputError("--out", err)
 		}
 	}
 	if opts.JSON {
@@ -107,48 +119,13 @@ func runKeygen(_ context.Context, env *Env, random io.Reader, opts keygenOptions
 		return err
 	}
 	w := table(env.Stdout)
+	if res.CreatedFolder != "" {
+		fmt.Fprintf(w, "folder\t%s\t(created)\n", res.CreatedFolder)
+	}
 	fmt.Fprintf(w, "kid\t%s\n", opts.KID)
 	fmt.Fprintf(w, "private key\t%s\t(PKCS#8 PEM, mode 0600: keep it secret)\n", res.PrivateKeyFile)
 	fmt.Fprintf(w, "public key\t%s\t(PKIX PEM)\n", res.PublicKeyFile)
 	fmt.Fprintf(w, "trusted keys\t%s\t(for dome verify --trusted)\n", res.TrustedKeysFile)
 	fmt.Fprintf(w, "entry\t%s\n", entry)
 	return w.Flush()
-}
-
-// writeNewFile writes a file that must not exist yet, atomically: a synced
-// temporary file hard-linked into place (link fails if the name is taken).
-func writeNewFile(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Link(name, path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return &errkind.InputError{Source: path, Problem: "already exists; dome keygen never overwrites a key"}
-		}
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -19,6 +19,7 @@ func newManifestCommand(env *Env) *cli.Command {
 		Name:        "manifest",
 		Usage:       "work with generation manifests (manifest.json)",
 		Subcommands: []*cli.Command{newManifestVerifyCommand(env)},
+		Description: help("manifest"),
 	}
 }
 
@@ -35,6 +36,7 @@ func newManifestVerifyCommand(env *Env) *cli.Command {
 			opts := manifestVerifyOptions{Dir: absPath(env, c.Args().First()), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet)}
 			return runManifestVerify(env, opts)
 		},
+		Description: help("manifest_verify"),
 	}
 }
 

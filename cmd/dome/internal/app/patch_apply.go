@@ -47,6 +47,7 @@ func newPatchApplyCommand(env *Env) *cli.Command {
 				JSON: globalBool(c, flagJSON),
 			})
 		},
+		Description: help("patch_apply"),
 	}
 }
 
@@ -94,7 +95,7 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 			return err
 		}
 		for _, p := range ps {
-			if opts.Message == "" && p.Header.Subject == "" {
+			if opts.Message == "" && p.Header.Message() == "" {
 				return usagef("%s has no commit message of its own: pass -m MSG", p.Source)
 			}
 		}
@@ -198,7 +199,7 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 }
 
 func commitPatch(env *Env, repo *gitstore.Repo, p sourcedPatch, message string, tree patch.OID, parent gitstore.Hash) (gitstore.Hash, error) {
-	author, err := signature(env, "AUTHOR", p.Header.Author, p.Header.Email, p.Header.Date)
+	def, err := signature(env, "AUTHOR", "", "", "")
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
@@ -206,13 +207,17 @@ func commitPatch(env *Env, repo *gitstore.Repo, p sourcedPatch, message string, 
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	msg := message
-	if msg == "" {
-		msg = p.Header.Message()
-	} else if !strings.HasSuffix(msg, "\n") {
-		msg += "\n"
+	spec, err := p.Commit(tree, parent, def, committer)
+	if err != nil {
+		return gitstore.ZeroHash, namePatch(err, p.Source)
 	}
-	c, err := repo.WriteCommit(gitstore.CommitSpec{Tree: gitstore.Hash(tree), Parents: []gitstore.Hash{parent}, Author: author, Committer: committer, Message: msg})
+	if message != "" {
+		spec.Message = message
+		if !strings.HasSuffix(message, "\n") {
+			spec.Message += "\n"
+		}
+	}
+	c, err := repo.WriteCommit(spec)
 	if err != nil {
 		return gitstore.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}

@@ -39,6 +39,7 @@ func newPatchCheckCommand(env *Env) *cli.Command {
 				Strip: stripArg(c), MaxSize: c.Int64("max-size"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("patch_check"),
 	}
 }
 

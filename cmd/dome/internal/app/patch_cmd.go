@@ -3,17 +3,12 @@ package app
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/mail"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,6 +23,7 @@ func newPatchCommand(env *Env) *cli.Command {
 			newPatchFingerprintsCommand(env),
 			newPatchOverlapCommand(env),
 		},
+		Description: help("patch"),
 	}
 }
 
@@ -52,7 +48,7 @@ func patchMaxSizeFlag() cli.Flag {
 func patchApplyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "base", Usage: "apply onto the tree of commit `REV` (default: the --commit ref if it exists, else HEAD)"},
-		&cli.BoolFlag{Name: "three-way", Aliases: []string{"3"}, Usage: "when a hunk does not apply, merge with the preimage blob named by the index line (diff3)"},
+		&cli.BoolFlag{Name: "three-way", Aliases: []string{"3"}, Usage: "merge as git apply --3way: the patch applied to the preimage blob its index line names, merged onto the current file (hunks applied directly only when there is no preimage)"},
 		&cli.IntFlag{Name: "fuzz", Usage: "let hunks apply with up to `N` context lines ignored at each end"},
 		patchStripFlag(),
 		patchMaxSizeFlag(),
@@ -68,27 +64,22 @@ type sourcedPatch struct {
 
 // readInput reads a patch file ("-" is stdin) within max bytes.
 func readInput(env *Env, name string, max int64) ([]byte, error) {
-	var r io.Reader
+	var data []byte
+	var err error
 	if name == "-" {
-		r = env.Stdin
+		data, err = readlimit.ReadAll(env.Stdin, max)
 	} else {
 		p := name
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(env.WorkDir, p)
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + strings.TrimPrefix(err.Error(), "open "+p+": "), Err: err}
-		}
-		defer f.Close()
-		r = f
+		data, err = readlimit.ReadFile(p, max)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if _, ok := readlimit.IsTooLarge(err); ok {
+		return nil, &errkind.InputError{Source: name, Problem: "patch is over the limit of " + readlimit.Size(max), Hint: "split the patch or raise --max-size"}
+	}
 	if err != nil {
-		return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + err.Error(), Err: err}
-	}
-	if int64(len(data)) > max {
-		return nil, &errkind.InputError{Source: name, Problem: fmt.Sprintf("patch is over the limit of %d bytes", max), Hint: "split the patch or raise --max-size"}
+		return nil, &errkind.InputError{Source: name, Problem: "cannot read the patch: " + pathErr(err), Err: err}
 	}
 	return data, nil
 }
@@ -171,38 +162,13 @@ func signature(env *Env, who string, name, email, date string) (gitstore.Signatu
 	}
 	when := env.Now()
 	if date != "" {
-		t, err := parseGitDate(date)
+		t, err := patch.ParseDate(date)
 		if err != nil {
 			return gitstore.Signature{}, &errkind.InputError{Source: "GIT_" + who + "_DATE", Field: date, Problem: err.Error(), Hint: "use RFC 3339, RFC 2822 or @<unix seconds> [+zone]"}
 		}
 		when = t
 	}
 	return gitstore.Signature{Name: name, Email: email, When: when}, nil
-}
-
-func parseGitDate(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "@") {
-		f := strings.Fields(s[1:])
-		sec, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("bad date %q", s)
-		}
-		t := time.Unix(sec, 0).UTC()
-		if len(f) > 1 {
-			if z, err := time.Parse("-0700", f[1]); err == nil {
-				t = t.In(z.Location())
-			}
-		}
-		return t, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	if t, err := mail.ParseDate(s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("bad date %q", s)
 }
 
 // namePatch puts the patch file's name on an input error from the engine.

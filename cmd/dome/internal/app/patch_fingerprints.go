@@ -41,6 +41,7 @@ func newPatchFingerprintsCommand(env *Env) *cli.Command {
 			}
 			return runPatchFingerprints(env, patchFingerprintsOptions{Patches: c.Args().Slice(), Base: base, Strip: stripArg(c), MaxSize: c.Int64("max-size")})
 		},
+		Description: help("patch_fingerprints"),
 	}
 }
 

@@ -22,6 +22,7 @@ func newPatchIDCommand(env *Env) *cli.Command {
 		Action: func(c *cli.Context) error {
 			return runPatchID(env, patchIDOptions{Patches: c.Args().Slice(), MaxSize: c.Int64("max-size"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("patch_id"),
 	}
 }
 

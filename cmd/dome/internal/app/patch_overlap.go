@@ -29,6 +29,7 @@ func newPatchOverlapCommand(env *Env) *cli.Command {
 			return runPatchOverlap(env, patchOverlapOptions{A: c.Args().Get(0), B: c.Args().Get(1), Strip: stripArg(c), MaxSize: c.Int64("max-size"),
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet)})
 		},
+		Description: help("patch_overlap"),
 	}
 }
 

@@ -27,6 +27,7 @@ func newRegistryCatCommand(env *Env) *cli.Command {
 			}
 			return runRegistryCat(c.Context, env, reg, registryCatOptions{Tool: c.Args().Get(0), Path: c.Args().Get(1)})
 		},
+		Description: help("registry_cat"),
 	}
 }
 

@@ -12,6 +12,8 @@ func newRegistryCommand(env *Env) *cli.Command {
 			newRegistryCatCommand(env),
 			newRegistryIndexCommand(env),
 			newRegistryVerifyCommand(env),
+			newRegistryAcceptTagCommand(env),
 		},
+		Description: help("registry"),
 	}
 }

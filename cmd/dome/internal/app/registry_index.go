@@ -20,7 +20,7 @@ func newRegistryIndexCommand(env *Env) *cli.Command {
 		Usage: "write the deterministic registry index (tools, releases, digests, latest per major, deprecations)",
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "ref", Value: "HEAD", Usage: "index the tools at `REF`"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 		),
 		Action: func(c *cli.Context) error {
 			reg, err := openRegistry(c.Context, env, c)
@@ -29,6 +29,7 @@ func newRegistryIndexCommand(env *Env) *cli.Command {
 			}
 			return runRegistryIndex(c.Context, env, reg, registryIndexOptions{Ref: c.String("ref"), Out: c.String("out")})
 		},
+		Description: help("registry_index"),
 	}
 }
 
@@ -53,7 +54,7 @@ func runRegistryIndex(ctx context.Context, env *Env, reg *registry.Registry, opt
 		_, err := env.Stdout.Write(body)
 		return err
 	}
-	if err := writeFileAtomic(absPath(env, opts.Out), body, 0o644); err != nil {
+	if err := writeOutputFile(env, "--out", absPath(env, opts.Out), body); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "wrote %s: %d tools, %s\n", opts.Out, len(idx.Tools), canonical.Digest(body[:len(body)-1]))
@@ -91,5 +92,6 @@ func newRegistryVerifyCommand(env *Env) *cli.Command {
 			}
 			return reportVerifications(env, vs, globalBool(c, flagJSON))
 		},
+		Description: help("registry_verify"),
 	}
 }

@@ -28,6 +28,7 @@ func newRegistryListCommand(env *Env) *cli.Command {
 			}
 			return runRegistryList(c.Context, env, reg, registryListOptions{Ref: c.String("ref"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("registry_list"),
 	}
 }
 

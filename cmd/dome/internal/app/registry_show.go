@@ -31,6 +31,7 @@ func newRegistryShowCommand(env *Env) *cli.Command {
 			}
 			return runRegistryShow(c.Context, env, reg, registryShowOptions{Tool: c.Args().First(), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("registry_show"),
 	}
 }
 

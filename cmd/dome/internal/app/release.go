@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/release"
 	"github.com/urfave/cli/v2"
@@ -28,13 +28,6 @@ func newReleaseCommand(env *Env) *cli.Command {
 		Name:      "release",
 		Usage:     "check a tool at a commit and tag it as an immutable release registry/<tool>/vX.Y.Z",
 		ArgsUsage: "<tool_id> <vX.Y.Z>",
-		Description: `At the pinned commit (--ref, default HEAD): the tool exists, every profile filters
-cleanly, contract tests pass and generation reproduces; the version is SemVer and
-greater than the latest release; breaking changes against the previous release (per
-profile, on the filtered specs) need a major bump unless --allow-breaking REASON.
-Then the annotated tag registry/<tool>/vX.Y.Z is created with a compare-and-swap (a
-second release of one version fails; dome never moves a tag) carrying the canonical
-release record, OpenPGP-signed with --sign-key, and pushed alone with --push.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "ref", Value: "HEAD", Usage: "release the tool at `REF`"},
 			&cli.StringFlag{Name: "sign-key", Usage: "sign the tag with the armored OpenPGP private key in `FILE` (passphrase in DOME_SIGN_KEY_PASSPHRASE)"},
@@ -58,6 +51,7 @@ release record, OpenPGP-signed with --sign-key, and pushed alone with --push.`,
 			}
 			return runRelease(c.Context, env, reg, opts)
 		},
+		Description: help("release"),
 	}
 }
 
@@ -133,7 +127,7 @@ func readSignKey(env *Env, path string) (*gitstore.OpenPGPKey, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(env.WorkDir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.PrivateKey)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sign-key", Problem: err.Error(), Hint: "give an armored OpenPGP private key file (gpg --export-secret-keys --armor KEYID)"}
 	}
@@ -151,7 +145,7 @@ func readKeyring(env *Env, path string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(env.WorkDir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.KeySet)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--keyring", Problem: err.Error(), Hint: "give a file of armored OpenPGP public keys (gpg --export --armor KEYID)"}
 	}
@@ -182,6 +176,7 @@ func newReleaseVerifyCommand(env *Env) *cli.Command {
 			}
 			return runReleaseVerify(c.Context, env, reg, releaseVerifyOptions{Tool: c.Args().First(), Keyring: c.String("keyring"), JSON: globalBool(c, flagJSON)})
 		},
+		Description: help("release_verify"),
 	}
 }
 
@@ -197,10 +192,12 @@ func runReleaseVerify(ctx context.Context, env *Env, reg *registry.Registry, opt
 	if err != nil {
 		return err
 	}
-	rels, err := reg.Releases(ref.ID)
+	// The tag as it is, whatever it is: verify reports every finding.
+	all, err := reg.ReleaseTags()
 	if err != nil {
 		return err
 	}
+	rels := all[ref.ID]
 	var rel *registry.Release
 	for i := range rels {
 		if rels[i].Version == ref.Rev {

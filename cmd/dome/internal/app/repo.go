@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/knowntags"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/urfave/cli/v2"
 )
@@ -53,7 +55,45 @@ func openRegistry(ctx context.Context, env *Env, c *cli.Context) (*registry.Regi
 	if err != nil {
 		return nil, err
 	}
-	return registry.New(repo), nil
+	reg := registry.New(repo)
+	if m := knownTags(env); m != nil {
+		reg.SetTagMemory(m)
+	}
+	return reg, nil
+}
+
+// knownTagsPath is the file of the release tags dome has read:
+// $DOME_KNOWN_TAGS, else $XDG_STATE_HOME/dome/known-tags, else
+// ~/.local/state/dome/known-tags; "" without a home folder.
+func knownTagsPath(env *Env) string {
+	if p := env.Getenv("DOME_KNOWN_TAGS"); p != "" {
+		return absPath(env, p)
+	}
+	if d := env.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "dome", "known-tags")
+	}
+	if h := env.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "dome", "known-tags")
+	}
+	return ""
+}
+
+// knownTags opens the memory of release tags; a failure to write it is a
+// warning (once), never a reason not to read the registry.
+func knownTags(env *Env) *knowntags.Store {
+	p := knownTagsPath(env)
+	if p == "" {
+		return nil
+	}
+	s := knowntags.Open(p)
+	warned := false
+	s.OnWriteError = func(err error) {
+		if !warned {
+			warned = true
+			fmt.Fprintf(env.Stderr, "dome: warning: %v (set DOME_KNOWN_TAGS to a writable file)\n", err)
+		}
+	}
+	return s
 }
 
 // cacheDir is $XDG_CACHE_HOME/dome, or ~/.cache/dome.

@@ -27,12 +27,6 @@ func newResolveCommand(env *Env) *cli.Command {
 		Name:      "resolve",
 		Usage:     "pin tool@ref (and --profile profile@ref) to a full commit SHA and blob ids",
 		ArgsUsage: "<tool@ref>",
-		Description: `Reads the tool straight from git objects and prints the pinned resolution: tool id,
-requested ref, ref kind, commit, commit tree, tool folder tree and every file's blob id;
-with --profile, the same for the profile (which may come from another commit).
-Refs: full SHA, short SHA (>= 7 hex), vX.Y.Z (release tag registry/<tool>/vX.Y.Z),
-any tag, branch, HEAD. --pinned accepts only full SHAs and release tags.
---batch FILE resolves one request per line ("tool@ref [profile@ref]") and prints JSON lines.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "also resolve `PROFILE@REF` of the tool"},
 			&cli.BoolFlag{Name: "pinned", Usage: "accept only full SHAs and release tags"},
@@ -59,6 +53,7 @@ any tag, branch, HEAD. --pinned accepts only full SHAs and release tags.
 			}
 			return runResolve(c.Context, env, reg, opts)
 		},
+		Description: help("resolve"),
 	}
 }
 

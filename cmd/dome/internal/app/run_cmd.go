@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/runspec"
 	"github.com/dome-registry/dome/pkg/schemaval"
 	"github.com/dome-registry/dome/pkg/workflow"
@@ -69,7 +69,7 @@ func loadRunInputs(env *Env, c *cli.Context) (*runInputs, error) {
 	if arg == "-" {
 		in.Source, in.Path = "stdin", ""
 	}
-	data, err := readBounded(env, arg, runspec.MaxQueueBytes)
+	data, err := readInputFile(env, arg, runspec.MaxQueueBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -101,29 +101,6 @@ func loadRunInputs(env *Env, c *cli.Context) (*runInputs, error) {
 	}
 	in.Graph, in.Sched = g, sched
 	return in, nil
-}
-
-// readBounded reads a FILE argument ("-": stdin) of at most max bytes.
-func readBounded(env *Env, arg string, max int64) ([]byte, error) {
-	var r io.Reader = env.Stdin
-	src := "stdin"
-	if arg != "-" {
-		src = arg
-		f, err := os.Open(absPath(env, arg))
-		if err != nil {
-			return nil, &errkind.InputError{Source: arg, Problem: "cannot read the file: " + pathErr(err), Hint: "check the path"}
-		}
-		defer f.Close()
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, &errkind.InputError{Source: src, Problem: "cannot read: " + err.Error()}
-	}
-	if int64(len(data)) > max {
-		return nil, &errkind.InputError{Source: src, Problem: fmt.Sprintf("over the limit of %d bytes", max)}
-	}
-	return data, nil
 }
 
 // checkRunFolder refuses a queue under ops/runs/<run>/ whose run_id names
@@ -174,7 +151,7 @@ func loadRunPolicy(env *Env, flag, root string) (*runspec.Policy, string, error)
 	default:
 		return runspec.DefaultPolicy(), "built-in", nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Profile)
 	if err != nil {
 		if flag == "" && errors.Is(err, os.ErrNotExist) {
 			return runspec.DefaultPolicy(), "built-in", nil
@@ -201,12 +178,12 @@ func loadResolverCapabilities(env *Env, flag, root string) ([]string, string, er
 	default:
 		return nil, "", nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Profile)
 	if err != nil {
 		if flag == "" && errors.Is(err, os.ErrNotExist) {
 			return nil, "", nil
 		}
-		return nil, "", &errkind.InputError{Source: source, Problem: "cannot read the resolver spec: " + pathErr(err)}
+		return nil, "", &errkind.InputError{Source: source, Problem: "cannot read the capability resolver (policy/resolver_spec.json): " + pathErr(err)}
 	}
 	if err := schemaval.CheckJSON(source, data); err != nil {
 		return nil, "", err

@@ -9,9 +9,10 @@ import (
 
 func newRunGraphCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "graph",
-		Usage:     "draw a work queue's topological waves with each task's scores (text, json, mermaid or dot)",
-		ArgsUsage: "QUEUE",
+		Name:        "graph",
+		Description: help("run_graph"),
+		Usage:       "draw a work queue's topological waves with each task's scores (text, json, mermaid or dot)",
+		ArgsUsage:   "QUEUE",
 		Flags: withGlobal(runPolicyFlag(), runResolverFlag(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json, mermaid or dot"}),
 		Action: func(c *cli.Context) error {

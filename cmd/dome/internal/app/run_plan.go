@@ -9,9 +9,10 @@ import (
 
 func newRunPlanCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "plan",
-		Usage:     "show the order a run would dispatch a work queue in, wave by wave, if every attempt passed (the SchedulingDecisions)",
-		ArgsUsage: "QUEUE",
+		Name:        "plan",
+		Description: help("run_plan"),
+		Usage:       "show the order a run would dispatch a work queue in, wave by wave, if every attempt passed (the SchedulingDecisions)",
+		ArgsUsage:   "QUEUE",
 		Flags: withGlobal(runPolicyFlag(), runResolverFlag(), maxConcurrencyFlag(),
 			&cli.StringFlag{Name: "run", Usage: "run `ID` to record in the decisions (default: the queue's run_id, else \"plan\")"},
 			&cli.StringFlag{Name: "seed", Value: "plan", Usage: "determinism `SEED` to record (execution ids derive from it)"}),

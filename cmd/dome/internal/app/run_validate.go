@@ -8,10 +8,11 @@ import (
 
 func newRunValidateCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "validate",
-		Usage:     "check a work queue: schema, ids, capabilities, dependencies, cycles (exit 2 naming the nodes and the cycle's path)",
-		ArgsUsage: "QUEUE",
-		Flags:     withGlobal(runPolicyFlag(), runResolverFlag()),
+		Name:        "validate",
+		Description: help("run_validate"),
+		Usage:       "check a work queue: schema, ids, capabilities, dependencies, cycles (exit 2 naming the nodes and the cycle's path)",
+		ArgsUsage:   "QUEUE",
+		Flags:       withGlobal(runPolicyFlag(), runResolverFlag()),
 		Action: func(c *cli.Context) error {
 			in, err := loadRunInputs(env, c)
 			if err != nil {
@@ -70,7 +71,7 @@ func runValidate(env *Env, in *runInputs, asJSON, quiet bool) error {
 	if in.ResolverSource != "" {
 		fmt.Fprintf(w, "  capabilities  checked against %s\n", in.ResolverSource)
 	} else {
-		fmt.Fprintf(w, "  capabilities  not checked: no resolver spec (pass --resolver FILE)\n")
+		fmt.Fprintf(w, "  capabilities  not checked: no capability resolver file (pass --resolver FILE)\n")
 	}
 	for _, l := range out.Cycles {
 		fmt.Fprintf(w, "  cycle         %s: %s, at most %d iterations\n", l.LoopID, joinOr(l.Nodes, "-"), l.MaxIterations)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/runspec"
 	"github.com/dome-registry/dome/pkg/sandbox"
 	"github.com/dome-registry/dome/pkg/stack"
@@ -42,9 +42,10 @@ type sandboxCheckOutput struct {
 
 func newSandboxCheckCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "check",
-		Usage: "check that workers can be sandboxed here: bwrap, user namespaces, limits (exit 1 with what to install when not)",
-		Flags: withGlobal(&cli.StringFlag{Name: "bwrap", Usage: "the bwrap `PATH` (default: bwrap on PATH)"}),
+		Name:        "check",
+		Description: help("sandbox_check"),
+		Usage:       "check that workers can be sandboxed here: bwrap, user namespaces, limits (exit 1 with what to install when not)",
+		Flags:       withGlobal(&cli.StringFlag{Name: "bwrap", Usage: "the bwrap `PATH` (default: bwrap on PATH)"}),
 		Action: func(c *cli.Context) error {
 			out := sandboxCheckOutput{Kernel: kernelRelease()}
 			s, err := sandbox.New(c.Context, sandbox.Options{Bwrap: c.String("bwrap")})
@@ -81,7 +82,7 @@ func newSandboxCheckCommand(env *Env) *cli.Command {
 
 // kernelRelease is the running kernel's release, as uname -r prints it.
 func kernelRelease() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	b, err := readlimit.ReadFile("/proc/sys/kernel/osrelease", 4096)
 	if err != nil {
 		return runtime.GOOS
 	}
@@ -98,9 +99,10 @@ type sandboxExecOptions struct {
 
 func newSandboxExecCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "exec",
-		Usage:     "run a command in a sandbox on a scratch copy of a commit's tree, as a worker would run; prints its output and how it ended",
-		ArgsUsage: "[--base REV] -- COMMAND [ARGS...]",
+		Name:        "exec",
+		Description: help("sandbox_exec"),
+		Usage:       "run a command in a sandbox on a scratch copy of a commit's tree, as a worker would run; prints its output and how it ended",
+		ArgsUsage:   "[--base REV] -- COMMAND [ARGS...]",
 		Flags: withGlobal(runPolicyFlag(),
 			&cli.StringFlag{Name: "base", Value: "HEAD", Usage: "the commit whose tree the command gets at /work (`REV`)"},
 			&cli.DurationFlag{Name: "wall", Usage: "wall-time limit (default: the run policy's max_wall_seconds)"},

@@ -43,19 +43,6 @@ func newServeCommand(env *Env) *cli.Command {
 		Name:      "serve",
 		Usage:     "serve the action registry over HTTP (discover, fetch, verify, publish)",
 		ArgsUsage: " ",
-		Description: `Serves the action registry API (registry/tools/action-registry/spec/openapi.yaml):
-  GET  /actions                                   every action, its versions and latest_version
-  GET  /actions/{name}/versions/{version}         the signed schema, hash, signature and verified
-  GET  /actions/{name}/versions/{version}/verify  the verification result, with a reason when false
-  POST /actions/{name}/versions/{version}         publish (X-API-Key: $ACTION_REGISTRY_API_KEY)
-  GET  /healthz, /readyz                          liveness; readiness (the store answers)
-
-The store is --store git:PATH[#BRANCH] (a repository; branch actions by default),
---store postgres://USER:PASSWORD@HOST:PORT/DB, or --store postgres for $DATABASE_URL;
-without --store, the git store in the repository of --repo or the working directory. Trusted keys come from --trusted FILE,
-TRUSTED_KEYS_PATH or TRUSTED_KEYS_JSON. Without ACTION_REGISTRY_API_KEY publishing is
-disabled (405 PUBLISH_DISABLED). JSON logs (one access record per request) go to stderr.
-SIGINT or SIGTERM stops accepting connections and finishes the requests in flight.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH[#BRANCH], postgres://... or postgres ($DATABASE_URL) (default: the git repository of --repo)", EnvVars: []string{"DOME_ACTION_STORE"}},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen on `HOST:PORT` (port 0: any free port, logged)", EnvVars: []string{"DOME_SERVE_ADDR"}},
@@ -93,6 +80,8 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			defer store.Close()
 			return runServe(c.Context, env, store, desc, keys, keysSource, opts)
 		},
+		Subcommands: []*cli.Command{newServeProbeCommand(env)},
+		Description: help("serve"),
 	}
 }
 
@@ -115,16 +104,28 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	if err != nil {
 		return &errkind.InputError{Source: "--addr " + opts.Addr, Problem: err.Error(), Hint: "pick a free HOST:PORT (port 0 picks one)"}
 	}
+	const maxHeaderBytes = 64 << 10
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// "OPTIONS *" goes to the handler, which answers in the error
+		// shape, instead of net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
 	}
+	// net/http's own answers to requests it cannot read (431, 400, 505, 501,
+	// 417) come in the error shape too, and go into the access log.
+	onProtocolError := func(status int, code, msg, remote string) {
+		if opts.AccessLog {
+			logger.LogAttrs(ctx, slog.LevelInfo, "request", slog.Int("status", status), slog.String("code", code), slog.String("remote", remote), slog.String("problem", msg))
+		}
+	}
+	wrapped := httpapi.Listener(ln, maxHeaderBytes, onProtocolError)
 	publish := "disabled (no " + EnvActionRegistryAPIKey + ")"
 	if apiKey != "" {
 		publish = "enabled"
@@ -133,7 +134,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		}
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String(), "store", storeDesc,
-		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", Version)
+		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", domeVersion())
 	logs.Flush()
 	go warnStaleLock(ctx, logger, store)
 	if _, ok := store.(httpapi.Watcher); ok && opts.Watch {
@@ -145,10 +146,10 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(wrapped) }()
 	select {
-	case err := <-served:
+	case err := <-done:
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	case <-sigCtx.Done():
 	}
@@ -160,7 +161,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		srv.Close()
 		logger.Warn("shutdown incomplete", "error", err.Error())
 	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	}
 	logger.Info("stopped")

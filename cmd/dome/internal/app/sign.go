@@ -7,6 +7,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -25,19 +26,12 @@ func newSignCommand(env *Env) *cli.Command {
 		Name:      "sign",
 		Usage:     "sign the canonical form of a JSON file with an Ed25519 key",
 		ArgsUsage: "FILE",
-		Description: `Signs the RFC 8785 canonical form of FILE as payload type --kind (the artifact kind,
-e.g. dome.action/v1): Ed25519 over the DSSE PAE of (kind, "sha256:<hex>" of the
-canonical payload). Prints a detached signature file:
-  {"payload_type", "canonicalization", "hash", "signature": {"alg", "kid", "sig"}}
-With --embed, FILE must be a JSON object: its top-level "hash", "signature" and
-"verified" members are left out of the payload, and the canonical document with a
-fresh "hash" and "signature" block is printed instead.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "key", Usage: "private key `FILE` (PKCS#8 PEM, as dome keygen writes)"},
 			&cli.StringFlag{Name: "kid", Usage: "key id `KID` (default: the key file name without .key or .pem)"},
 			&cli.StringFlag{Name: "kind", Usage: "payload type `KIND` the signature is bound to (e.g. dome.action/v1)"},
 			&cli.BoolFlag{Name: "embed", Usage: "print the document with its signature block embedded"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -51,6 +45,7 @@ fresh "hash" and "signature" block is printed instead.`,
 				Embed: c.Bool("embed"), Out: c.String("out"),
 			})
 		},
+		Description: help("sign"),
 	}
 }
 
@@ -62,7 +57,7 @@ func runSign(_ context.Context, env *Env, opts signOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInputFile(env, opts.Input)
+	data, err := readInputFile(env, opts.Input, readlimit.Document)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ func newSpecDiffCommand(env *Env) *cli.Command {
 			}
 			return runSpecDiff(c.Context, env, reg, specDiffOptions{A: c.Args().Get(0), B: c.Args().Get(1), Profile: c.String("profile"), JSON: globalBool(c, flagJSON), FailOn: c.Bool("fail-on-breaking")})
 		},
+		Description: help("spec_diff"),
 	}
 }
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/specfilter"
 	"github.com/urfave/cli/v2"
@@ -42,6 +42,7 @@ func newSpecCommand(env *Env) *cli.Command {
 		Name:        "spec",
 		Usage:       "work with a tool's OpenAPI spec",
 		Subcommands: []*cli.Command{newSpecFilterCommand(env), newSpecDiffCommand(env)},
+		Description: help("spec"),
 	}
 }
 
@@ -50,25 +51,11 @@ func newSpecFilterCommand(env *Env) *cli.Command {
 		Name:      "filter",
 		Usage:     "apply a profile to a tool's OpenAPI spec and print filtered.openapi.json (RFC 8785 canonical JSON)",
 		ArgsUsage: "<tool@ref> | --spec FILE",
-		Description: `Keeps the operations the profile's selectors pick (allow minus deny; deny wins),
-exactly the components they reach, the tags they use; bundles local external $refs
-into components; applies the profile's servers and strip_extensions; validates the
-result with kin-openapi. Same spec + same profile => same bytes.
-
-Registry form: dome spec filter petstore@v1.2.0 --profile readonly@v1.2.0
-  (the spec, its schemas and the profile are read from git at the pinned commits;
-  without --profile the tool's default_profile at the same commit is used;
-  --profile may also name a local .json file to try a profile on a pinned spec)
-Local form:    dome spec filter --spec spec/openapi.yaml --profile readonly.profile.json
-
-Selectors: an operationId, "tag:<name>", or "<METHOD|*> <path-glob>" (doublestar,
-matched against the path template as written: "GET /pets/{petId}"; "/pets/**" also
-matches /pets). A selector that matches nothing is an error.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "profile", Usage: "`PROFILE@REF` of the tool, or a profile file"},
 			&cli.StringFlag{Name: "spec", Usage: "filter a local spec `FILE` instead of a registry tool"},
 			&cli.StringFlag{Name: "root", Usage: "with --spec: the `DIR` local $refs may read (default: the spec's directory)"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the filtered spec to `FILE` (atomically) instead of stdout"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the filtered spec to `FILE` instead of stdout (a file is replaced atomically; a device or FIFO is written in place)"},
 			&cli.BoolFlag{Name: "explain", Usage: "report every operation's and component's fate (stdout with --out, else stderr)"},
 			&cli.BoolFlag{Name: "strict", Usage: "a kept operation without an operationId is an error"},
 			&cli.BoolFlag{Name: "no-validate", Usage: "skip kin-openapi validation (references are still checked)"},
@@ -119,6 +106,7 @@ matches /pets). A selector that matches nothing is an error.`,
 			}
 			return runSpecFilterRegistry(c.Context, env, reg, opts)
 		},
+		Description: help("spec_filter"),
 	}
 }
 
@@ -172,7 +160,7 @@ func relTo(base, p string) string {
 }
 
 func readProfileFile(env *Env, name string) (*specfilter.Profile, error) {
-	data, err := os.ReadFile(specFilterOptions{}.abs(env, name))
+	data, err := readlimit.ReadFile(specFilterOptions{}.abs(env, name), readlimit.Profile)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--profile", Problem: err.Error(), Err: err, Hint: "give a profile file (<id>.profile.json) or, with a tool, profile@ref"}
 	}
@@ -257,7 +245,7 @@ func filterAndReport(env *Env, opts specFilterOptions, doc *specfilter.Document,
 		}
 		return nil
 	}
-	if err := writeFileAtomic(opts.abs(env, opts.Out), res.JSON, 0o644); err != nil {
+	if err := writeOutputFile(env, "--out", opts.abs(env, opts.Out), res.JSON); err != nil {
 		return err
 	}
 	if opts.JSON {

@@ -22,6 +22,7 @@ func newStackAdvanceCommand(env *Env) *cli.Command {
 			defer repo.Close()
 			return runStackAdvance(c.Context, env, repo, stackLayout(env, c, repo), policy, c.String("created-at"), globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
+		Description: help("stack_advance"),
 	}
 }
 

@@ -35,6 +35,7 @@ func newStackApplyCommand(env *Env) *cli.Command {
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_apply"),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/urfave/cli/v2"
 )
@@ -31,6 +32,7 @@ func newStackCommand(env *Env) *cli.Command {
 			newStackVerifyCommand(env),
 			newStackPolicyCommand(env),
 		},
+		Description: help("stack"),
 	}
 }
 
@@ -77,7 +79,7 @@ func loadStackPolicy(env *Env, flag string, repo *gitstore.Repo) (*stack.Policy,
 	} else {
 		path, source = filepath.Join(repo.Path(), filepath.FromSlash(stack.PolicyPath)), stack.PolicyPath
 	}
-	data, err := os.ReadFile(path)
+	data, err := readlimit.ReadFile(path, readlimit.Profile)
 	if err != nil {
 		if flag == "" && errors.Is(err, os.ErrNotExist) {
 			return stack.DefaultPolicy(), "built-in", nil

@@ -34,6 +34,7 @@ func newStackInitCommand(env *Env) *cli.Command {
 				JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_init"),
 	}
 }
 

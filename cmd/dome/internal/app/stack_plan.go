@@ -36,6 +36,7 @@ func newStackPlanCommand(env *Env) *cli.Command {
 				Format: format, Seed: c.String("seed"), CreatedAt: c.String("created-at"), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_plan"),
 	}
 }
 

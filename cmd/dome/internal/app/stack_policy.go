@@ -10,15 +10,9 @@ import (
 
 func newStackPolicyCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "policy",
-		Usage: "show the stack policy a run is pinned to, or change it on purpose (--policy FILE --reason TEXT)",
-		Description: `A run works under the stack policy it was started with (dome stack init keeps it
-in ops/runs/<run>/policy/): a later --policy that is another policy is refused, and
-edits to policy/stack_policy.json do not reach a running run. Without --policy this
-prints the run's policy and its changes. With --policy FILE --reason TEXT it records
-a stack.policy.changed event and keeps the new policy in the run; the plan and the
-validations made before the change no longer count (run dome stack plan and dome
-stack validate again before promoting).`,
+		Name:        "policy",
+		Usage:       "show the stack policy a run is pinned to, or change it on purpose (--policy FILE --reason TEXT)",
+		Description: help("stack_policy"),
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), createdAtFlag(),
 			&cli.StringFlag{Name: "policy", Usage: "the new stack policy `FILE`"},
 			&cli.StringFlag{Name: "reason", Usage: "why the policy changes (`TEXT`, recorded in the event; required with --policy)"},

@@ -13,9 +13,8 @@ import (
 
 func newStackPromoteCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name: "promote",
-		Usage: "fast-forward a ref to the integration head (compare-and-swap), only on the complete evidence chain: " +
-			"StackPlan, an ApplyResult per applied proposal, passing ValidationReports of the head for the required tiers, PromotionDecision",
+		Name:  "promote",
+		Usage: "fast-forward a ref to the integration head (compare-and-swap), only on the complete evidence chain",
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), stackPolicyFlag(), createdAtFlag(),
 			&cli.StringFlag{Name: "to", Usage: "the `REF` to fast-forward (default: the run's target, from init)"},
 			&cli.StringFlag{Name: "approved-by", Usage: "`NAME` of the person approving, where the policy requires a human for the head's risk class"},
@@ -38,6 +37,7 @@ func newStackPromoteCommand(env *Env) *cli.Command {
 			}
 			return runStackPromote(c.Context, env, repo, stackLayout(env, c, repo), policy, po, c.String("created-at"), globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
+		Description: help("stack_promote"),
 	}
 }
 

@@ -88,6 +88,7 @@ func newStackProposeCommand(env *Env) *cli.Command {
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_propose"),
 	}
 }
 
@@ -166,7 +167,7 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		_, err := env.Stdout.Write(append(res.Doc, '\n'))
 		return err
 	}
-	if err := writeFileAtomic(absPath(env, opts.Out), append(res.Doc, '\n'), 0o644); err != nil {
+	if err := writeOutputFile(env, "--out", absPath(env, opts.Out), append(res.Doc, '\n')); err != nil {
 		return err
 	}
 	pp := res.Proposal

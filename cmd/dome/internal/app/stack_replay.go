@@ -22,6 +22,7 @@ func newStackReplayCommand(env *Env) *cli.Command {
 			defer repo.Close()
 			return runStackReplay(c.Context, env, stackLayout(env, c, repo), globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
+		Description: help("stack_replay"),
 	}
 }
 

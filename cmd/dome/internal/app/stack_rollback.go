@@ -26,6 +26,7 @@ func newStackRollbackCommand(env *Env) *cli.Command {
 			return runStackRollback(c.Context, env, repo, stackLayout(env, c, repo), policy, c.String("to"), c.String("created-at"),
 				globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
+		Description: help("stack_rollback"),
 	}
 }
 

@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/urfave/cli/v2"
 )
@@ -26,6 +26,7 @@ func newStackStatusCommand(env *Env) *cli.Command {
 			defer repo.Close()
 			return runStackStatus(c.Context, env, repo, stackLayout(env, c, repo), globalBool(c, flagJSON))
 		},
+		Description: help("stack_status"),
 	}
 }
 
@@ -86,7 +87,7 @@ func runStackStatus(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 	}
 	check := func(kind, id, rel, digest string) {
 		ok := false
-		if data, err := os.ReadFile(l.Abs(rel)); err == nil {
+		if data, err := readlimit.ReadFile(l.Abs(rel), readlimit.Proposal); err == nil {
 			ok = canonical.Digest(data) == digest
 		}
 		out.Evidence = append(out.Evidence, stackStatusEvidence{Kind: kind, ID: id, Path: rel, Present: ok})

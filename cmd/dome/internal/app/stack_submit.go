@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/urfave/cli/v2"
@@ -41,6 +41,7 @@ func newStackSubmitCommand(env *Env) *cli.Command {
 				CreatedAt: c.String("created-at"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_submit"),
 	}
 }
 
@@ -66,7 +67,7 @@ func runStackSubmit(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 		keysFile = absPath(env, keysFile)
 	}
 	if keysFile != "" {
-		data, err := os.ReadFile(keysFile)
+		data, err := readlimit.ReadFile(keysFile, readlimit.KeySet)
 		if err != nil {
 			return &errkind.InputError{Source: keysSource, Field: keysFile, Problem: "cannot read the trusted keys: " + pathErr(err)}
 		}
@@ -77,7 +78,7 @@ func runStackSubmit(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 	// Read every input before taking the lock.
 	docs := make([][]byte, len(opts.Proposals))
 	for i, p := range opts.Proposals {
-		if docs[i], err = readInputFile(env, p); err != nil {
+		if docs[i], err = readInputFile(env, p, readlimit.Proposal); err != nil {
 			return err
 		}
 	}

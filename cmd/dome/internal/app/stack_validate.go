@@ -39,6 +39,7 @@ func newStackValidateCommand(env *Env) *cli.Command {
 				Keep: c.Bool("keep"), JSON: globalBool(c, flagJSON), Quiet: globalBool(c, flagQuiet),
 			})
 		},
+		Description: help("stack_validate"),
 	}
 }
 

@@ -14,12 +14,6 @@ func newStackVerifyCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
 		Usage: "check a promoted run's evidence chain after the fact: decision signature, cited artifacts, ledger, target ref",
-		Description: `For an auditor or a release pipeline before it trusts a promoted ref: the ledger
-replays to state.json; the PromotionDecision the ledger names is the file on disk
-(by digest), allowed, about this head and ref, and signed by a trusted key where the
-policy required it (or --require-signature); every artifact it cites is present with
-its digest, and a signed GateDecision verifies; the target ref still contains the
-promoted head. Exit 0 when all holds, 1 listing what does not.`,
 		Flags: withGlobal(stackRunFlag(), stackOpsFlag(), trustedFlag(),
 			&cli.BoolFlag{Name: "require-signature", Usage: "require a signed promotion decision even where the policy did not"},
 		),
@@ -36,6 +30,7 @@ promoted head. Exit 0 when all holds, 1 listing what does not.`,
 			return runStackVerify(c.Context, env, repo, stackLayout(env, c, repo),
 				stack.VerifyPromotionOptions{Trusted: keys, RequireSignature: c.Bool("require-signature")}, globalBool(c, flagJSON), globalBool(c, flagQuiet))
 		},
+		Description: help("stack_verify"),
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 
 func newTraceCheckCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "check",
-		Usage: "exit 1 naming each gap: a required, implemented requirement without a check, a check that did not run and pass, a deprecated path in the docs",
+		Name:        "check",
+		Description: help("trace_check"),
+		Usage:       "exit 1 naming each gap: a required, implemented requirement without a check, a check that did not run and pass, a deprecated path in the docs",
 		Flags: withGlobal(traceCatalogFlag(), traceResultsFlag(),
 			&cli.StringFlag{Name: "report", Usage: "also write the JSON report (covered ids, gaps) to `FILE`, whatever the outcome"},
 			&cli.StringFlag{Name: "sources", Usage: "`DIR` holding the documents the catalogue was written from: every quote must be in its document, every id and every line the document's cover expression matches held by an entry"},
@@ -55,7 +56,7 @@ func runTraceCheck(env *Env, in *traceInputs, opts traceCheckOptions) error {
 		if err := writeJSON(&buf, rep); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(absPath(env, opts.Report), buf.Bytes(), 0o644); err != nil {
+		if err := writeOutputFile(env, "--report", absPath(env, opts.Report), buf.Bytes()); err != nil {
 			return err
 		}
 	}

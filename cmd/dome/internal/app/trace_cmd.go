@@ -14,8 +14,9 @@ import (
 
 func newTraceCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "trace",
-		Usage: "requirement traceability: every requirement held by a check that ran and passed",
+		Name:        "trace",
+		Usage:       "requirement traceability: every requirement held by a check that ran and passed: check, matrix",
+		Description: help("trace"),
 		Subcommands: []*cli.Command{
 			newTraceCheckCommand(env),
 			newTraceMatrixCommand(env),
@@ -53,7 +54,7 @@ func loadTrace(env *Env, c *cli.Context) (*traceInputs, error) {
 	if f := c.String("catalog"); f != "" {
 		path, source = absPath(env, f), f
 	}
-	data, err := readBounded(env, path, trace.MaxCatalogBytes)
+	data, err := readInputFile(env, path, trace.MaxCatalogBytes)
 	if err != nil {
 		var ie *errkind.InputError
 		if errors.As(err, &ie) {

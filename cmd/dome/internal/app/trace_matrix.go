@@ -10,8 +10,9 @@ import (
 
 func newTraceMatrixCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "matrix",
-		Usage: "the requirement -> checks -> last result table (Markdown, or --json) with implemented, partial and planned counts per source document",
+		Name:        "matrix",
+		Description: help("trace_matrix"),
+		Usage:       "the requirement -> checks -> last result table (Markdown, or --json) with implemented, partial and planned counts per source document",
 		Flags: withGlobal(traceCatalogFlag(), traceResultsFlag(),
 			&cli.StringFlag{Name: "out", Usage: "write the matrix to `FILE` instead of stdout"},
 		),

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
@@ -33,30 +35,51 @@ func sourceName(arg string) string {
 	return arg
 }
 
-// openInput opens a FILE argument ("" or "-" is stdin).
-func openInput(env *Env, arg string) (io.ReadCloser, error) {
+// openInput opens a FILE argument ("" or "-" is stdin) for reading at most
+// limit bytes: past them, reads fail with a *readlimit.TooLargeError.
+func openInput(env *Env, arg string, limit int64) (io.ReadCloser, error) {
 	if arg == "" || arg == "-" {
-		return io.NopCloser(env.Stdin), nil
+		return io.NopCloser(readlimit.Reader(env.Stdin, limit)), nil
 	}
 	f, err := os.Open(inputPath(env, arg))
 	if err != nil {
 		return nil, &errkind.InputError{Source: arg, Problem: "cannot read the file: " + pathErr(err), Hint: "check the path"}
 	}
-	return f, nil
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+		f.Close()
+		return nil, tooLarge(arg, limit)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{readlimit.Reader(f, limit), f}, nil
 }
 
-// readInputFile reads a FILE argument whole ("" or "-" is stdin).
-func readInputFile(env *Env, arg string) ([]byte, error) {
-	r, err := openInput(env, arg)
-	if err != nil {
-		return nil, err
+// readInputFile reads a FILE argument whole ("" or "-" is stdin), at most
+// limit bytes.
+func readInputFile(env *Env, arg string, limit int64) ([]byte, error) {
+	var data []byte
+	var err error
+	if arg == "" || arg == "-" {
+		data, err = readlimit.ReadAll(env.Stdin, limit)
+	} else {
+		data, err = readlimit.ReadFile(inputPath(env, arg), limit)
 	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, &errkind.InputError{Source: sourceName(arg), Problem: "read failed: " + err.Error()}
+		if _, ok := readlimit.IsTooLarge(err); ok {
+			return nil, tooLarge(arg, limit)
+		}
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, &errkind.InputError{Source: arg, Problem: "cannot read the file: " + pathErr(err), Hint: "check the path"}
+		}
+		return nil, &errkind.InputError{Source: sourceName(arg), Problem: "read failed: " + pathErr(err)}
 	}
 	return data, nil
+}
+
+// tooLarge is the error for an input over its limit.
+func tooLarge(arg string, limit int64) error {
+	return &errkind.InputError{Source: sourceName(arg), Problem: "more than the limit of " + readlimit.Size(limit) + " for this input", Hint: "give the file itself (not a device or an endless stream); dome reads inputs of this kind up to that size"}
 }
 
 func pathErr(err error) string {
@@ -71,15 +94,25 @@ func pathErr(err error) string {
 // names the file and the line, column and byte of the fault. data is the
 // input when the caller has it; for a regular file it is re-read.
 func canonicalInputError(env *Env, arg string, data []byte, err error) error {
+	if t, ok := readlimit.IsTooLarge(err); ok {
+		return tooLarge(arg, t.Limit)
+	}
 	var se *canonical.SyntaxError
 	if !errors.As(err, &se) {
 		return &errkind.InputError{Source: sourceName(arg), Problem: err.Error()}
 	}
 	field := fmt.Sprintf("byte offset %d", se.Offset)
 	if data == nil && arg != "" && arg != "-" {
-		if f, ferr := os.Open(inputPath(env, arg)); ferr == nil {
-			data, _ = io.ReadAll(io.LimitReader(f, se.Offset))
-			f.Close()
+		// Re-read the prefix of a regular file only: a FIFO opened again
+		// would wait for a writer, a device would give other bytes.
+		p := inputPath(env, arg)
+		if fi, ferr := os.Stat(p); ferr == nil && fi.Mode().IsRegular() {
+			if f, ferr := os.Open(p); ferr == nil {
+				buf := make([]byte, min(se.Offset, fi.Size()))
+				n, _ := io.ReadFull(f, buf)
+				data = buf[:n]
+				f.Close()
+			}
 		}
 	}
 	if data != nil {
@@ -97,14 +130,14 @@ func loadTrustedKeys(env *Env, flagValue string) (*signing.TrustedKeys, string, 
 	var source string
 	switch {
 	case flagValue != "":
-		b, err := os.ReadFile(inputPath(env, flagValue))
+		b, err := readlimit.ReadFile(inputPath(env, flagValue), readlimit.KeySet)
 		if err != nil {
 			return nil, "", &errkind.InputError{Source: "--trusted " + flagValue, Problem: "cannot read the file: " + pathErr(err), Hint: hint}
 		}
 		data, source = b, "--trusted "+flagValue
 	case env.Getenv("TRUSTED_KEYS_PATH") != "":
 		p := env.Getenv("TRUSTED_KEYS_PATH")
-		b, err := os.ReadFile(inputPath(env, p))
+		b, err := readlimit.ReadFile(inputPath(env, p), readlimit.KeySet)
 		if err != nil {
 			return nil, "", &errkind.InputError{Source: "TRUSTED_KEYS_PATH=" + p, Problem: "cannot read the file: " + pathErr(err), Hint: hint}
 		}
@@ -131,7 +164,7 @@ func loadPrivateKey(env *Env, path, kid string) (signing.PrivateKey, error) {
 	if err := signing.CheckKID(kid); err != nil {
 		return signing.PrivateKey{}, &errkind.InputError{Source: "--key " + path, Problem: err.Error(), Hint: "name the key id with --kid"}
 	}
-	data, err := os.ReadFile(inputPath(env, path))
+	data, err := readlimit.ReadFile(inputPath(env, path), readlimit.PrivateKey)
 	if err != nil {
 		return signing.PrivateKey{}, &errkind.InputError{Source: "--key " + path, Problem: "cannot read the key: " + pathErr(err), Hint: "create one with dome keygen --kid KID --out DIR"}
 	}
@@ -142,11 +175,11 @@ func loadPrivateKey(env *Env, path, kid string) (signing.PrivateKey, error) {
 	return key, nil
 }
 
-// writeOutput writes data to --out (atomically) or to stdout.
+// writeOutput writes data to --out (writeOutputFile) or to stdout.
 func writeOutput(env *Env, out string, data []byte) error {
 	if out == "" || out == "-" {
 		_, err := env.Stdout.Write(data)
 		return err
 	}
-	return writeFileAtomic(inputPath(env, out), data, 0o644)
+	return writeOutputFile(env, "--out", inputPath(env, out), data)
 }

@@ -53,6 +53,15 @@ func wireCommand(c *cli.Command, path string) {
 				return usageError{&errkind.InputError{Source: cmdSource(path), Problem: "missing required flag --" + name, Hint: helpHint(path)}}
 			}
 		}
+		if maxArgs == 0 && len(c.Subcommands) > 0 && ctx.NArg() > 0 {
+			// dome serve probe: a word after a command with subcommands
+			// of its own is a misspelt subcommand more likely than an argument.
+			return usageError{&errkind.InputError{
+				Source:  cmdSource(path),
+				Problem: fmt.Sprintf("unknown command %q (commands: %s)", ctx.Args().First(), commandNames(c.Subcommands)),
+				Hint:    helpHint(path),
+			}}
+		}
 		if maxArgs >= 0 && ctx.NArg() > maxArgs {
 			return usageError{strayArgs(path, c.ArgsUsage, ctx.Args().Slice(), maxArgs)}
 		}
@@ -179,6 +188,26 @@ func argsRange(usage string) (min, max int) {
 }
 
 func altRange(words []string) (min, max int) {
+	for i, w := range words {
+		if w == "--" {
+			// "-- COMMAND [ARGS...]": everything after the separator is the
+			// wrapped command's, however many words it has.
+			lo, _ := altRange(words[i+1:])
+			return lo, -1
+		}
+	}
+	var positional []string
+	for i := 0; i < len(words); i++ {
+		if strings.HasPrefix(words[i], "[-") {
+			// An optional flag ("[--base REV]") is not a positional.
+			for i < len(words) && !strings.HasSuffix(words[i], "]") {
+				i++
+			}
+			continue
+		}
+		positional = append(positional, words[i])
+	}
+	words = positional
 	for _, w := range words {
 		if strings.HasPrefix(w, "-") {
 			return 0, 0 // "--all", "--spec FILE": the flag stands in for the arguments

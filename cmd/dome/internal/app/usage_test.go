@@ -33,6 +33,9 @@ func TestArgsRange(t *testing.T) {
 		{"<tool@ref> | --all | --check", 0, 1},
 		{"<tool@ref> | --spec FILE", 0, 1},
 		{"[COMMAND...]", 0, -1},
+		{"[--base REV] -- COMMAND [ARGS...]", 1, -1},
+		{"[--base REV] QUEUE", 1, 1},
+		{"[--all] FILE", 1, 1},
 	}
 	for _, tt := range tests {
 		if min, max := argsRange(tt.usage); min != tt.min || max != tt.max {

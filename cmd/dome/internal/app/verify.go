@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -26,12 +26,6 @@ func newVerifyCommand(env *Env) *cli.Command {
 		Name:      "verify",
 		Usage:     "verify the signature of a JSON file against trusted keys",
 		ArgsUsage: "FILE",
-		Description: `Checks FILE's signature made as payload type --kind with a key of the trusted set
-(--trusted FILE, else $TRUSTED_KEYS_PATH, else $TRUSTED_KEYS_JSON). The signature is
-read from --sig SIGFILE (as dome sign prints it), else from FILE itself: an embedded
-"signature" block (dome sign --embed), or the header of a sealed artifact
-{"header", "payload"}. Exit 0 when it verifies; exit 1 with the reason and its code
-(UNKNOWN_KEY_ID, BAD_SIGNATURE) when it does not; exit 2 for unreadable input.`,
 		Flags: withGlobal(
 			&cli.StringFlag{Name: "trusted", Usage: "trusted keys `FILE`: a JSON array of {kid, alg, public_key}"},
 			&cli.StringFlag{Name: "kind", Usage: "payload type `KIND` the signature must be bound to"},
@@ -49,6 +43,7 @@ read from --sig SIGFILE (as dome sign prints it), else from FILE itself: an embe
 				JSON: globalBool(c, flagJSON),
 			})
 		},
+		Description: help("verify"),
 	}
 }
 
@@ -77,7 +72,7 @@ func runVerify(_ context.Context, env *Env, opts verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := readInputFile(env, opts.Input)
+	data, err := readInputFile(env, opts.Input, readlimit.Document)
 	if err != nil {
 		return err
 	}
@@ -127,7 +122,7 @@ func verifyDetached(env *Env, opts verifyOptions, trusted *signing.TrustedKeys, 
 	if err != nil {
 		return nil, canonicalInputError(env, opts.Input, data, err)
 	}
-	raw, err := os.ReadFile(inputPath(env, opts.Sig))
+	raw, err := readlimit.ReadFile(inputPath(env, opts.Sig), readlimit.Signature)
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sig " + opts.Sig, Problem: "cannot read the signature file: " + pathErr(err)}
 	}

@@ -19,13 +19,18 @@ import (
 // Defines values for ErrorErrorCode.
 const (
 	ACTIONNOTFOUND           ErrorErrorCode = "ACTION_NOT_FOUND"
+	BADREQUEST               ErrorErrorCode = "BAD_REQUEST"
 	BADSIGNATURE             ErrorErrorCode = "BAD_SIGNATURE"
+	EXPECTATIONFAILED        ErrorErrorCode = "EXPECTATION_FAILED"
+	HEADERSTOOLARGE          ErrorErrorCode = "HEADERS_TOO_LARGE"
+	HTTPVERSIONNOTSUPPORTED  ErrorErrorCode = "HTTP_VERSION_NOT_SUPPORTED"
 	IMMUTABLEVERSIONCONFLICT ErrorErrorCode = "IMMUTABLE_VERSION_CONFLICT"
 	INTERNAL                 ErrorErrorCode = "INTERNAL"
 	INVALIDACTION            ErrorErrorCode = "INVALID_ACTION"
 	INVALIDJSON              ErrorErrorCode = "INVALID_JSON"
 	METHODNOTALLOWED         ErrorErrorCode = "METHOD_NOT_ALLOWED"
 	NOTFOUND                 ErrorErrorCode = "NOT_FOUND"
+	NOTIMPLEMENTED           ErrorErrorCode = "NOT_IMPLEMENTED"
 	NOTREADY                 ErrorErrorCode = "NOT_READY"
 	PAYLOADTOOLARGE          ErrorErrorCode = "PAYLOAD_TOO_LARGE"
 	PUBLISHDISABLED          ErrorErrorCode = "PUBLISH_DISABLED"
@@ -40,7 +45,15 @@ func (e ErrorErrorCode) Valid() bool {
 	switch e {
 	case ACTIONNOTFOUND:
 		return true
+	case BADREQUEST:
+		return true
 	case BADSIGNATURE:
+		return true
+	case EXPECTATIONFAILED:
+		return true
+	case HEADERSTOOLARGE:
+		return true
+	case HTTPVERSIONNOTSUPPORTED:
 		return true
 	case IMMUTABLEVERSIONCONFLICT:
 		return true
@@ -53,6 +66,8 @@ func (e ErrorErrorCode) Valid() bool {
 	case METHODNOTALLOWED:
 		return true
 	case NOTFOUND:
+		return true
+	case NOTIMPLEMENTED:
 		return true
 	case NOTREADY:
 		return true
@@ -103,7 +118,7 @@ type ActionVersion struct {
 // Digest defines model for Digest.
 type Digest = string
 
-// Error defines model for Error.
+// Error Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type Error struct {
 	Error struct {
 		Code    ErrorErrorCode          `json:"code"`
@@ -165,25 +180,25 @@ type Version = string
 // Name defines model for Name.
 type Name = ActionName
 
-// BadRequest defines model for BadRequest.
+// BadRequest Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type BadRequest = Error
 
-// Conflict defines model for Conflict.
+// Conflict Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type Conflict = Error
 
-// Internal defines model for Internal.
+// Internal Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type Internal = Error
 
-// MethodNotAllowed defines model for MethodNotAllowed.
+// MethodNotAllowed Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type MethodNotAllowed = Error
 
-// TooLarge defines model for TooLarge.
+// TooLarge Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type TooLarge = Error
 
-// Unauthorized defines model for Unauthorized.
+// Unauthorized Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type Unauthorized = Error
 
-// UnsupportedMediaType defines model for UnsupportedMediaType.
+// UnsupportedMediaType Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 type UnsupportedMediaType = Error
 
 // PublishActionVersionJSONRequestBody defines body for PublishActionVersion for application/json ContentType.

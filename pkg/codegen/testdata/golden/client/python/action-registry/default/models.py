@@ -44,6 +44,7 @@ class ActionVersion(TypedDict):
 Digest = str
 
 
+# Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505).
 class Error(TypedDict):
     error: Dict[str, Any]
 

@@ -22,8 +22,9 @@ export interface ActionVersion {
 
 export type Digest = string;
 
+/** Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505). */
 export interface Error {
-  error: { "code": "ACTION_NOT_FOUND" | "VERSION_NOT_FOUND" | "UNKNOWN_KEY_ID" | "BAD_SIGNATURE" | "IMMUTABLE_VERSION_CONFLICT" | "UNAUTHORIZED" | "INVALID_JSON" | "INVALID_ACTION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "PUBLISH_DISABLED" | "METHOD_NOT_ALLOWED" | "NOT_FOUND" | "NOT_READY" | "INTERNAL"; "details"?: Record<string, unknown>; "message": string; };
+  error: { "code": "ACTION_NOT_FOUND" | "VERSION_NOT_FOUND" | "UNKNOWN_KEY_ID" | "BAD_SIGNATURE" | "IMMUTABLE_VERSION_CONFLICT" | "UNAUTHORIZED" | "INVALID_JSON" | "INVALID_ACTION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "PUBLISH_DISABLED" | "METHOD_NOT_ALLOWED" | "NOT_FOUND" | "NOT_READY" | "INTERNAL" | "BAD_REQUEST" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "NOT_IMPLEMENTED" | "HTTP_VERSION_NOT_SUPPORTED"; "details"?: Record<string, unknown>; "message": string; };
 }
 
 /** Either of two shapes. The signed action document as `dome action sign` writes it: any JSON object with name, version, hash and signature, whose members other than hash, signature and verified are the signed payload (a verified member is dropped). Or the envelope around its payload: `schema` holds the payload (name, version and the rest, without hash and signature) and `signature` the signature block beside it; `hash` is optional there (the server computes it), and `name`, `version` and `verified` may be present as in a fetched version, `name` and `version` then equal to the schema's. A body whose only members are these and whose `schema` has a `name` is read as the envelope. At most 1 MiB. */

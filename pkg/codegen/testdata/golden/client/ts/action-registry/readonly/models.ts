@@ -36,8 +36,9 @@ export interface ActionVersion {
 
 export type Digest = string;
 
+/** Every error answer, on every path, has this shape and a stable code; so do the answers to requests the server cannot read at all: BAD_REQUEST (400, a malformed request line, header or Host), HEADERS_TOO_LARGE (431), EXPECTATION_FAILED (417, an Expect other than 100-continue), NOT_IMPLEMENTED (501, an unknown transfer coding) and HTTP_VERSION_NOT_SUPPORTED (505). */
 export interface Error {
-  error: { "code": "ACTION_NOT_FOUND" | "VERSION_NOT_FOUND" | "UNKNOWN_KEY_ID" | "BAD_SIGNATURE" | "IMMUTABLE_VERSION_CONFLICT" | "UNAUTHORIZED" | "INVALID_JSON" | "INVALID_ACTION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "PUBLISH_DISABLED" | "METHOD_NOT_ALLOWED" | "NOT_FOUND" | "NOT_READY" | "INTERNAL"; "details"?: Record<string, unknown>; "message": string; };
+  error: { "code": "ACTION_NOT_FOUND" | "VERSION_NOT_FOUND" | "UNKNOWN_KEY_ID" | "BAD_SIGNATURE" | "IMMUTABLE_VERSION_CONFLICT" | "UNAUTHORIZED" | "INVALID_JSON" | "INVALID_ACTION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "PUBLISH_DISABLED" | "METHOD_NOT_ALLOWED" | "NOT_FOUND" | "NOT_READY" | "INTERNAL" | "BAD_REQUEST" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "NOT_IMPLEMENTED" | "HTTP_VERSION_NOT_SUPPORTED"; "details"?: Record<string, unknown>; "message": string; };
 }
 
 export interface Health {

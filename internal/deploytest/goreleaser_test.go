@@ -1,0 +1,78 @@
+package deploytest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestGoreleaser_MatchesItsSchema validates .goreleaser.yaml against the
+// schema goreleaser v2.15.1 publishes (make release-check runs goreleaser
+// check itself), and checks the promises the file makes: the six targets,
+// make build's flags, reproducible times, checksums and an SBOM.
+func TestGoreleaser_MatchesItsSchema(t *testing.T) {
+	schemaDoc, err := os.ReadFile("testdata/goreleaser.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("goreleaser.schema.json", sv); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("goreleaser.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := readYAML(t, filepath.Join(root, ".goreleaser.yaml"))
+	if err := sch.Validate(doc); err != nil {
+		t.Fatalf(".goreleaser.yaml does not match goreleaser's schema:\n%v", err)
+	}
+	if err := sch.Validate(map[string]any{"version": 2, "builds": []any{map[string]any{"goos": "linux"}}}); err == nil {
+		t.Fatal("the schema accepted goos as a string")
+	}
+
+	cfg := doc.(map[string]any)
+	build := cfg["builds"].([]any)[0].(map[string]any)
+	join := func(v any) string {
+		var out []string
+		for _, x := range v.([]any) {
+			out = append(out, x.(string))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := join(build["goos"]) + " / " + join(build["goarch"]); got != "linux darwin windows / amd64 arm64" {
+		t.Errorf("targets %q", got)
+	}
+	flags := join(build["flags"])
+	for _, want := range []string{"-trimpath", "-tags=urfave_cli_no_docs"} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("build flags %q lack %s", flags, want)
+		}
+	}
+	if join(build["env"]) != "CGO_ENABLED=0" {
+		t.Errorf("build env %v", build["env"])
+	}
+	if build["mod_timestamp"] != "{{ .CommitTimestamp }}" {
+		t.Errorf("mod_timestamp %v: binaries' times must be the commit's", build["mod_timestamp"])
+	}
+	ld := join(build["ldflags"])
+	for _, want := range []string{"-buildid=", "app.Version=v{{ .Version }}", "app.Commit={{ .FullCommit }}"} {
+		if !strings.Contains(ld, want) {
+			t.Errorf("ldflags %q lack %s", ld, want)
+		}
+	}
+	if _, ok := cfg["checksum"]; !ok {
+		t.Error("no checksum")
+	}
+	if _, ok := cfg["sboms"]; !ok {
+		t.Error("no SBOM")
+	}
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Proves that a user's `go install github.com/dome-registry/dome/cmd/dome@VERSION`
+# works: the committed module (HEAD, or $1) served as VERSION by a local
+# module proxy, installed with a clean GOPATH and module cache, GOFLAGS=-mod=mod,
+# no go.work and no checksum database; its dependencies come from this
+# machine's module cache (served as a second file:// proxy), then the
+# configured Go module proxy. The installed dome must run and report VERSION.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev=${1:-HEAD}
+version=v0.99.0-installcheck
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+GOWORK=off go run ./internal/modzip -version "$version" -rev "$rev" -out "$tmp/proxy"
+cache=$(go env GOMODCACHE)/cache/download
+upstream=$(go env GOPROXY)
+mkdir -p "$tmp/elsewhere"
+(
+  cd "$tmp/elsewhere"
+  env GOPATH="$tmp/gopath" GOMODCACHE="$tmp/gopath/pkg/mod" GOFLAGS=-mod=mod GOWORK=off \
+    GOSUMDB=off GOTOOLCHAIN=local GOPROXY="file://$tmp/proxy,file://$cache,$upstream" \
+    go install "github.com/dome-registry/dome/cmd/dome@$version"
+)
+out=$("$tmp/gopath/bin/dome" version --json)
+echo "$out"
+if ! grep -q "\"version\": \"$version\"" <<<"$out"; then
+  echo "go-install-check: the installed dome does not report $version" >&2
+  exit 1
+fi
+"$tmp/gopath/bin/dome" --repo . registry list >/dev/null
+echo "go-install-check: go install github.com/dome-registry/dome/cmd/dome@$version works"
