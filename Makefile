@@ -35,9 +35,11 @@ endif
 conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
 	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
 
-contract: build ## contract tests of every example tool x profile (go, ts, python); tsc from npm ci --prefix contract-tests/ts
+contract: build ## contract tests of every example tool x profile and the skill contracts (go, ts, python); tsc from npm ci --prefix contract-tests/ts
 	@for t in petstore ticketing inventory action-registry; do for p in default readonly highrisk; do \
 	  echo "== $$t $$p"; ./$(BIN) contract-test $$t@HEAD --profile $$p || exit 1; done; done
+	@for t in repo-read patch-proposal repo-admin; do \
+	  echo "== $$t default"; ./$(BIN) contract-test $$t@HEAD --profile default || exit 1; done
 
 vendor-check: ## prove internal/oapicodegen is upstream oapi-codegen + dome.patch (needs the Go module proxy)
 	./scripts/vendor-oapi-codegen.sh --check

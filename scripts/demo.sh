@@ -8,16 +8,18 @@ run() { printf '\n$ dome %s\n' "$*"; "$dome" "$@"; }
 
 run --version
 run registry list
-for tool in $("$dome" registry list --json | sed -n 's/^      "id": "\(.*\)",$/\1/p'); do
-  run resolve "$tool@HEAD" --profile "readonly@HEAD"
-done
+# Each tool with its readonly profile, or its default one (the skill contracts ship only default).
+pairs=$("$dome" registry list | awk 'NR > 2 { p = "default"; if ($2 ~ /(^|,)readonly(,|$)/) p = "readonly"; print $1, p }')
+while read -r tool profile; do
+  run resolve "$tool@HEAD" --profile "$profile@HEAD"
+done <<< "$pairs"
 run registry show petstore@HEAD
 run registry cat petstore@HEAD profiles/readonly.profile.json
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for tool in $("$dome" registry list --json | sed -n 's/^      "id": "\(.*\)",$/\1/p'); do
-  run spec filter "$tool@HEAD" --profile "readonly@HEAD" --out "$out/$tool.readonly.openapi.json"
-done
+while read -r tool profile; do
+  run spec filter "$tool@HEAD" --profile "$profile@HEAD" --out "$out/$tool.$profile.openapi.json"
+done <<< "$pairs"
 run spec filter ticketing@HEAD --profile highrisk@HEAD --out "$out/ticketing.highrisk.openapi.json" --explain
 # Trust core: canonical bytes, digests, keys and signatures over the filtered spec.
 run digest "$out/ticketing.highrisk.openapi.json" "$out/petstore.readonly.openapi.json"
@@ -75,6 +77,31 @@ if command -v curl >/dev/null; then
   printf '\n$ tail -3 serve.log\n'; tail -3 "$out/serve.log"
 fi
 unset TRUSTED_KEYS_PATH
+# Grants: a worker's ToolProfile = policy ∩ resolver(its capabilities) ∩ the card of what runs it,
+# issued and signed for one node attempt, verified, spent once (the replay is refused), revoked.
+run registry cards
+run grant derive --card runtime/dome-worker -c repo.read,repo.propose --node node-1 --explain
+run keygen --kid coordinator-grants --out "$out/grant-keys" > /dev/null
+grant="$out/grant.json"
+run grant issue --card runtime/dome-worker -c repo.read,repo.propose --node node-1 --key "$out/grant-keys/coordinator-grants.key" \
+  --run demo-run --wave wave-1 --worker w-1 --node-execution ne-1 --now 2026-01-02T03:04:05Z -o "$grant"
+run grant inspect "$grant" --trusted "$out/grant-keys/coordinator-grants.trusted.json"
+bind=(--trusted "$out/grant-keys/coordinator-grants.trusted.json" --audience worker_runtime --run demo-run --wave wave-1
+  --worker w-1 --node-execution ne-1 --now 2026-01-02T03:05:00Z --store "$out/grants")
+run grant verify "$grant" "${bind[@]}" --method repo-read/read_file --read README.md
+printf '\n$ dome grant verify grant.json ... --method repo-read/read_file --read .git/config   # exit 1\n'
+"$dome" grant verify "$grant" "${bind[@]}" --method repo-read/read_file --read .git/config || true
+run grant spend "$grant" "${bind[@]}" --method patch-proposal/submit_patch
+printf '\n$ dome grant spend grant.json ...   # the replay: exit 1\n'
+"$dome" grant spend "$grant" "${bind[@]}" --method patch-proposal/submit_patch || true
+run grant revoke "$grant" --profile --store "$out/grants" --reason 'demo: node cancelled' --now 2026-01-02T03:06:00Z
+printf '\n$ dome grant verify grant.json ...   # revoked: exit 1\n'
+"$dome" grant verify "$grant" "${bind[@]}" --now 2026-01-02T03:07:00Z || true
+# The SpawnSpec that dispatches the worker names the grant by digest; the dispatcher validates it.
+spec_body="{\"action_spec\":{\"intent\":\"docs.update\"},\"container_ref\":\"ghcr.io/dome/worker@sha256:$(printf '2%.0s' $(seq 64))\",\"determinism_seed\":7,\"node_execution_id\":\"ne-1\",\"node_id\":\"node-1\",\"run_id\":\"demo-run\",\"task_spec_ref\":\"ops/runs/demo-run/work.queue.json@$(git rev-parse HEAD)\",\"tool_profile_ref\":\"$("$dome" digest --raw "$grant")\",\"wave_id\":\"wave-1\"}"
+printf '%s' "$spec_body" > "$out/spawn.body.json"
+printf '%s' "${spec_body%\}},\"inputs_hash\":\"$("$dome" digest "$out/spawn.body.json")\"}" > "$out/spawn.json"
+run spawn validate "$out/spawn.json" --grant "$grant"
 # Stacked patches: three workers propose changes to a small Go module, two of them to the same
 # line; the coordinator verifies, plans, applies a checkpoint per layer, validates (the fast tier
 # of policy/stack_policy.json: gofmt and go vet) and promotes only with the whole evidence chain.

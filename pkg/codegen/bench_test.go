@@ -8,7 +8,7 @@ import (
 	"github.com/dome-registry/dome/pkg/registry"
 )
 
-// BenchmarkGenerateAll_Example generates the example registry's 36 clients
+// BenchmarkGenerateAll_Example generates the example registry's 45 clients
 // (specs loaded and filtered once per Generator, as dome gen --all does).
 func BenchmarkGenerateAll_Example(b *testing.B) {
 	r := exampleRepo(b)

@@ -19,8 +19,8 @@ var update = flag.Bool("update", false, "rewrite testdata/golden from the exampl
 func TestGolden_ExampleRegistry(t *testing.T) {
 	r := exampleRepo(t)
 	clients := generateAll(t, openGen(t, r.Dir))
-	if len(clients) != 36 {
-		t.Fatalf("want 36 clients (4 tools x 3 profiles x 3 languages), got %d: %s", len(clients), keys(clients))
+	if len(clients) != 45 {
+		t.Fatalf("want 45 clients ((4 tools x 3 profiles + 3 skills x 1 profile) x 3 languages), got %d: %s", len(clients), keys(clients))
 	}
 	golden := filepath.Join("testdata", "golden")
 	if *update {

@@ -73,7 +73,7 @@ func TestWrite_StaleFilesRemovedUntrackedKept_UnchangedNotRewritten(t *testing.T
 			t.Errorf("after writing, %s is %s: %v", d.Dir, d.Status, d.Causes)
 		}
 	}
-	if vs, err := codegen.VerifyDir(out); err != nil || len(vs) != 36 {
+	if vs, err := codegen.VerifyDir(out); err != nil || len(vs) != 45 {
 		t.Fatalf("verify: %v, %d manifests", err, len(vs))
 	}
 }

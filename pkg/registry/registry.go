@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dome-registry/dome/pkg/a2a"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/knowntags"
@@ -19,6 +20,7 @@ import (
 type Registry struct {
 	repo    *gitstore.Repo
 	schemas *schemas
+	a2a     a2a.Schemas // cards and A2A profiles, compiled on first use
 
 	mu      sync.Mutex
 	memory  TagMemory // the release tags dome has read (nil: none)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -174,7 +175,17 @@ func TestExampleRegistry(t *testing.T) {
 		t.Fatalf("example registry has %d tools, want at least 3", len(tools))
 	}
 	for _, tool := range tools {
-		if len(tool.Profiles) < 3 {
+		// Skill contracts (label "skill") ship one default profile: the
+		// grant, not the profile, narrows what a worker may call.
+		tr0, err := reg.ResolveTool(ctx, registry.Ref{ID: tool.ID, Rev: "main"}, registry.PinOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(tr0.Tool.Labels, "skill") {
+			if !slices.Contains(tool.Profiles, "default") {
+				t.Errorf("skill %s has profiles %v, want default", tool.ID, tool.Profiles)
+			}
+		} else if len(tool.Profiles) < 3 {
 			t.Errorf("%s has profiles %v, want at least default, readonly, highrisk", tool.ID, tool.Profiles)
 		}
 		tr, err := reg.ResolveTool(ctx, registry.Ref{ID: tool.ID, Rev: "main"}, registry.PinOptions{})
@@ -194,6 +205,20 @@ func TestExampleRegistry(t *testing.T) {
 				t.Errorf("%s: %v", tool.ID, err)
 			}
 		}
+	}
+	entries, err := reg.A2AList(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range entries {
+		kinds[e.Kind]++
+		if e.Digest == "" || len(e.Capabilities) == 0 {
+			t.Errorf("%s/%s: %+v", e.Kind, e.ID, e)
+		}
+	}
+	if kinds["runtime"] < 3 || kinds["tool"] < 3 || kinds["profile"] < 3 {
+		t.Errorf("a2a entries: %v", kinds)
 	}
 	for _, f := range []string{registry.ResolverSpecPath, registry.PolicySpecPath} {
 		if _, err := reg.ReadPolicyFile(p, f); err != nil {

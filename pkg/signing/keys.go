@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+
 	"github.com/dome-registry/dome/pkg/canonical"
 )
 

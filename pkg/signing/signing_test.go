@@ -3,6 +3,7 @@ package signing
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -419,4 +420,30 @@ func flipLast(c byte) string {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	i := strings.IndexByte(alphabet, c)
 	return string(alphabet[i^1])
+}
+
+func TestKeys_SmallOrderRefused(t *testing.T) {
+	// The identity point (y = 1) and the point of order 2 (y = -1) are
+	// small-order: with such a key, R = identity and S = 0 verify anything.
+	identity := make([]byte, 32)
+	identity[0] = 1
+	order2 := []byte{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}
+	forged := make([]byte, 64)
+	forged[0] = 1 // R = identity, S = 0
+	if !ed25519.Verify(identity, []byte("anything"), forged) {
+		t.Fatal("precondition: crypto/ed25519 accepts the forgery under the identity key")
+	}
+	for name, raw := range map[string][]byte{"identity": identity, "order 2": order2} {
+		if _, err := ParsePublicKey("k", "base64:"+base64.StdEncoding.EncodeToString(raw)); err == nil || !strings.Contains(err.Error(), "small-order") {
+			t.Errorf("%s: ParsePublicKey = %v, want a small-order refusal", name, err)
+		}
+		if _, err := NewTrustedKeys(PublicKey{KID: "k", Alg: AlgEd25519, Key: raw}); err == nil {
+			t.Errorf("%s: NewTrustedKeys accepted a small-order key", name)
+		}
+	}
+	k, _ := GenerateKey("real", rand.Reader)
+	if err := CheckPublicKey(k.Public().Key); err != nil {
+		t.Fatalf("a real key: %v", err)
+	}
 }

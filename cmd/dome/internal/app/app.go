@@ -133,6 +133,8 @@ func commands(env *Env) []*cli.Command {
 		newHelpCommand(env),
 		newCompletionCommand(env),
 		newVersionCommand(env),
+		newGrantCommand(env),
+		newSpawnCommand(env),
 	}
 	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments
 	return cmds

@@ -1,0 +1,45 @@
+package grantfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dome-registry/dome/pkg/grant"
+	"github.com/dome-registry/dome/pkg/grant/grantfile"
+	"github.com/dome-registry/dome/pkg/grant/storetest"
+)
+
+func TestMain(m *testing.M) {
+	storetest.ChildMain(func(loc string) (grant.Store, error) { return grantfile.Open(loc) })
+	os.Exit(m.Run())
+}
+
+func opener(t testing.TB) storetest.Opener {
+	dir := filepath.Join(t.TempDir(), "grants")
+	return func(t testing.TB) grant.Store {
+		s, err := grantfile.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func TestConformance(t *testing.T) { storetest.Run(t, opener) }
+
+func TestEightProcessesSpendOneGrant(t *testing.T) {
+	storetest.SpendFromProcesses(t, filepath.Join(t.TempDir(), "grants"), 8)
+}
+
+func TestKill9LosesNoAcknowledgedSpend(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "grants")
+	acked := storetest.KillDuringSpends(t, dir, 300)
+	s, err := grantfile.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.CheckAcked(t, s, acked)
+}

@@ -1,0 +1,64 @@
+package grantpg_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/dome-registry/dome/internal/pgtest"
+	"github.com/dome-registry/dome/pkg/grant"
+	"github.com/dome-registry/dome/pkg/grant/grantpg"
+	"github.com/dome-registry/dome/pkg/grant/storetest"
+)
+
+func TestMain(m *testing.M) {
+	storetest.ChildMain(func(loc string) (grant.Store, error) { return grantpg.Open(context.Background(), loc) })
+	os.Exit(pgtest.Main(m))
+}
+
+func opener(t testing.TB) storetest.Opener {
+	url := pgtest.NewDatabase(t)
+	return func(t testing.TB) grant.Store {
+		s, err := grantpg.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func TestConformance(t *testing.T) { storetest.Run(t, opener) }
+
+func TestEightProcessesSpendOneGrant(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	// Migrate once, so the processes race on the spend, not the schema.
+	s, err := grantpg.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	storetest.SpendFromProcesses(t, url, 8)
+}
+
+func TestKill9LosesNoAcknowledgedSpend(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	acked := storetest.KillDuringSpends(t, url, 300)
+	s, err := grantpg.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.CheckAcked(t, s, acked)
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	for i := 0; i < 2; i++ {
+		s, err := grantpg.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+}
