@@ -259,7 +259,7 @@ func row(name string, dome, peer, floor time.Duration) {
 	p, ratio := "-", "-"
 	if peer > time.Microsecond {
 		p = round(peer)
-		ratio = fmt.Sprintf("%.2fx", float64(dome)/float64(peer))
+		ratio = fmt.Sprintf("%.3gx", float64(dome)/float64(peer))
 	}
 	fmt.Printf("%-60s | %10s | %10s | %8s | %10s\n", name, round(dome), p, ratio, round(floor))
 }

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -516,4 +518,41 @@ func TestRepositoryCatalogue(t *testing.T) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// TestVerify_SameBytesTwice: the report and the matrix of the same inputs
+// are the same bytes, run after run (maps inside are never iterated into
+// the output unsorted).
+func TestVerify_SameBytesTwice(t *testing.T) {
+	fsys := fixture()
+	text := results(
+		ev("run", "pkg/a", "TestOne"), out("pkg/a", "TestOne", "one"), ev("fail", "pkg/a", "TestOne"),
+		ev("run", "pkg/a", "TestTwo/sub"), out("pkg/a", "TestTwo/sub", "two"), ev("fail", "pkg/a", "TestTwo/sub"),
+		ev("run", "cmd/x", "TestScripts/a"), ev("fail", "cmd/x", "TestScripts/a"), ev("fail", "cmd/x", ""), ev("fail", "pkg/a", ""),
+	)
+	var first []byte
+	for i := 0; i < 20; i++ {
+		c := mustParse(t, catalog(strings.Join([]string{reqOne, reqTwo, reqNone, reqGate, reqPlan, reqOpt, reqReady}, ",")))
+		idx := mustScan(t, fsys, c)
+		res, err := ParseResults("test.json", strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Verify(c, Inputs{Repo: fsys, Index: idx, Results: res})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(struct {
+			R *Report
+			M *Matrix
+		}{rep, BuildMatrix(c, idx, res)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(first, b) {
+			t.Fatalf("run %d differs:\n%s\n%s", i, first, b)
+		}
+	}
 }
