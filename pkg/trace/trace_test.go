@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -343,6 +344,17 @@ func TestParseResults_Refusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("too many tests", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString(results())
+		for i := 0; i <= MaxResultsTests; i++ {
+			fmt.Fprintf(&b, `{"Action":"run","Package":"p","Test":"Test%d"}`+"\n", i)
+		}
+		_, err := ParseResults("test.json", strings.NewReader(b.String()))
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d distinct tests", MaxResultsTests)) {
+			t.Fatalf("got %v", err)
+		}
+	})
 	t.Run("line over the limit", func(t *testing.T) {
 		long := results(`{"Action":"output","Package":"x","Output":"` + strings.Repeat("a", MaxResultsLine) + `"}`)
 		_, err := ParseResults("test.json", strings.NewReader(long))
