@@ -21,6 +21,7 @@ import (
 	"github.com/dome-registry/dome/pkg/action/httpapi"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/signing"
+	"github.com/dome-registry/dome/pkg/webui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -36,6 +37,8 @@ type serveOptions struct {
 	ShutdownTimeout time.Duration
 	Revalidate      time.Duration
 	Watch           bool
+	UI              *webui.Handler // --ui: the web view (nil: off)
+	UIRuns          string         // the runs folder it shows
 }
 
 func newServeCommand(env *Env) *cli.Command {
@@ -55,8 +58,14 @@ The store is --store git:PATH[#BRANCH] (a repository; branch actions by default)
 without --store, the git store in the repository of --repo or the working directory. Trusted keys come from --trusted FILE,
 TRUSTED_KEYS_PATH or TRUSTED_KEYS_JSON. Without ACTION_REGISTRY_API_KEY publishing is
 disabled (405 PUBLISH_DISABLED). JSON logs (one access record per request) go to stderr.
-SIGINT or SIGTERM stops accepting connections and finishes the requests in flight.`,
-		Flags: withGlobal(
+SIGINT or SIGTERM stops accepting connections and finishes the requests in flight.
+
+With --ui it also serves a read-only web view under /ui/ (docs/web.md): the registry of
+--repo at any commit (tools, profiles and their operations, releases with their record and
+signature state, breaking changes between two commits), the signed actions of --store with
+their verification, and the runs under --ops (default <repo>/ops/runs): plan, checkpoints,
+validation reports, the evidence behind a promotion and the ledger, live while a run goes on.`,
+		Flags: append(withGlobal(
 			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH[#BRANCH], postgres://... or postgres ($DATABASE_URL) (default: the git repository of --repo)", EnvVars: []string{"DOME_ACTION_STORE"}},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen on `HOST:PORT` (port 0: any free port, logged)", EnvVars: []string{"DOME_SERVE_ADDR"}},
 			trustedFlag(),
@@ -65,7 +74,7 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop waits for requests in flight"},
 			&cli.BoolFlag{Name: "watch", Value: true, Usage: "answer reads from memory while the store reports every change (PostgreSQL: LISTEN/NOTIFY; git: inotify on the branch ref); --watch=false reads the store on every request"},
 			&cli.DurationFlag{Name: "revalidate", Value: 0, Usage: "answer a version read from the store less than `D` ago from memory (0: read the store on every request; a tamper shows within D)"},
-		),
+		), serveUIFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := serveOptions{
 				Store: c.String("store"), Addr: c.String("addr"), Trusted: c.String("trusted"),
@@ -91,6 +100,11 @@ SIGINT or SIGTERM stops accepting connections and finishes the requests in fligh
 				return err
 			}
 			defer store.Close()
+			ui, runs, err := openServeUI(c.Context, env, c, serveUIOptionsFrom(c), store, keys)
+			if err != nil {
+				return err
+			}
+			opts.UI, opts.UIRuns = ui, runs
 			return runServe(c.Context, env, store, desc, keys, keysSource, opts)
 		},
 	}
@@ -115,8 +129,12 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	if err != nil {
 		return &errkind.InputError{Source: "--addr " + opts.Addr, Problem: err.Error(), Hint: "pick a free HOST:PORT (port 0 picks one)"}
 	}
+	var handler http.Handler = h
+	if opts.UI != nil {
+		handler = withUI(h, opts.UI, logger, opts.AccessLog)
+	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -132,8 +150,13 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 			logger.Warn("weak api key", "hint", EnvActionRegistryAPIKey+" is shorter than 16 characters: use a long random string")
 		}
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String(), "store", storeDesc,
-		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", Version)
+	attrs := []any{"addr", ln.Addr().String(), "url", "http://" + ln.Addr().String(), "store", storeDesc,
+		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", Version}
+	if opts.UI != nil {
+		srv.RegisterOnShutdown(opts.UI.Shutdown)
+		attrs = append(attrs, "ui", "http://"+ln.Addr().String()+webui.Prefix+"/", "runs", opts.UIRuns)
+	}
+	logger.Info("listening", attrs...)
 	logs.Flush()
 	go warnStaleLock(ctx, logger, store)
 	if _, ok := store.(httpapi.Watcher); ok && opts.Watch {
