@@ -85,7 +85,9 @@ func TestWebUIBrowser(t *testing.T) {
 		run(stackRepo, "dome", "stack", "propose", "--run", "demo", "--from-worktree", ".", "--worker", worker, "--id", id, "--intent", intent, "-o", filepath.Join(work, id+".json"))
 		run(stackRepo, "git", "checkout", "-q", "--", ".")
 	}
-	propose(func() { writeFiles(t, stackRepo, map[string]string{"README.md": "# greet\n\nA tiny module that says hello.\n"}) }, "w1-readme", "w1", "docs")
+	propose(func() {
+		writeFiles(t, stackRepo, map[string]string{"README.md": "# greet\n\nA tiny module that says hello.\n"})
+	}, "w1-readme", "w1", "docs")
 	propose(func() {
 		writeFiles(t, stackRepo, map[string]string{"greet/greet.go": "package greet\n\n// Hello greets name.\nfunc Hello(name string) string {\n\treturn \"hello, \" + name\n}\n\n// Bye says goodbye to name.\nfunc Bye(name string) string {\n\treturn \"bye, \" + name\n}\n"})
 	}, "w2-bye", "w2", "feature")
