@@ -32,6 +32,9 @@ var sourceMaps = map[string]bool{"doc/graph/reviewpack_requirements.json": true}
 // from beside the clone by default, which is a path, not a citation.
 var skipDirs = map[string]bool{
 	".git": true, "node_modules": true, "bin": true, ".work": true, "testdata": true,
+	// make test TESTJSON=reports/test.json writes the test output there while
+	// this test runs: output, not a page.
+	"reports": true,
 	"third_party": true, "oapicodegen": true, "bench": true,
 	// An applied migration is never edited (its checksum is recorded in
 	// every database it ran on), comments included.
