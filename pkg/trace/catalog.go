@@ -38,9 +38,6 @@ const (
 	KindReplayTest      = "replay_test"
 )
 
-// Statuses lists the statuses in the order summaries show them.
-var statuses = []string{StatusImplemented, StatusPartial, StatusPlanned}
-
 //go:embed schemas/requirements.schema.json
 var schemaJSON []byte
 
@@ -133,15 +130,6 @@ func (c Check) Runs() bool { return c.Schema == "" }
 
 // Source returns the name the catalogue was parsed under.
 func (c *Catalog) Source() string { return c.source }
-
-// Requirement returns the entry with id, or false.
-func (c *Catalog) Requirement(id string) (Requirement, bool) {
-	i, ok := c.byID[id]
-	if !ok {
-		return Requirement{}, false
-	}
-	return c.Requirements[i], true
-}
 
 // Seed returns the source document with id, or false.
 func (c *Catalog) Seed(id string) (Seed, bool) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/schemaval"
 )
 
@@ -290,7 +291,7 @@ func deprecatedRefs(cat *Catalog, repo fs.FS) ([]Gap, error) {
 	for _, g := range cat.ActiveDocs {
 		m, err := doublestar.Glob(repo, g, doublestar.WithFilesOnly())
 		if err != nil {
-			return nil, fmt.Errorf("active_docs %q: %w", g, err)
+			return nil, &errkind.InputError{Source: cat.source, Field: "active_docs", Problem: fmt.Sprintf("%q: %v", g, err)}
 		}
 		for _, f := range m {
 			files[f] = true
@@ -305,7 +306,7 @@ func deprecatedRefs(cat *Catalog, repo fs.FS) ([]Gap, error) {
 	for _, f := range names {
 		data, err := readBounded(repo, f)
 		if err != nil {
-			return nil, fmt.Errorf("active doc %s: %w", f, err)
+			return nil, &errkind.InputError{Source: f, Problem: "cannot read this active doc: " + err.Error(), Hint: "active_docs globs must match readable pages"}
 		}
 		text := string(data)
 		for _, d := range cat.DeprecatedPaths {

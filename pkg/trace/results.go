@@ -355,18 +355,6 @@ func (res *Results) RequireCommit(head string) error {
 		Hint: "run the tests again at this commit (make test TESTJSON=FILE), then check"}
 }
 
-// TopLevelTests returns the top-level tests of the package with import path
-// pkg that the results hold.
-func (res *Results) TopLevelTests(pkg string) []string {
-	var out []string
-	for k := range res.tests {
-		if k.pkg == pkg && !strings.Contains(k.test, "/") {
-			out = append(out, k.test)
-		}
-	}
-	return out
-}
-
 func short(c string) string {
 	if len(c) > 12 {
 		return c[:12]
