@@ -173,7 +173,7 @@ func TestWebUIBrowser(t *testing.T) {
 			pages = append(pages, check{"/ui/registry/" + demoHead + "/tools/" + tl.ID + "/profiles/" + p + "/", []string{"Operations kept", "Selectors"}})
 		}
 	}
-	if len(demoTools) != 4 {
+	if len(demoTools) != 7 { // four tools and the three skill contracts
 		t.Fatalf("the example registry lists %v", demoTools)
 	}
 	pages = append(pages, check{"/ui/registry/" + demoHead + "/tools/petstore/diff/HEAD/", []string{"no breaking change"}})

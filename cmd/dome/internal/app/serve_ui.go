@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/dome-registry/dome/pkg/stack"
@@ -65,14 +64,14 @@ func openServeUI(ctx context.Context, env *Env, c *cli.Context, opts serveUIOpti
 	}
 	wo := webui.Options{Registry: registry.New(repo), Actions: store, Keys: keys}
 	if opts.Keyring != "" {
-		data, err := readBoundedFile(env, opts.Keyring, 1<<20)
+		data, err := readlimit.ReadFile(absPath(env, opts.Keyring), readlimit.KeySet)
 		if err != nil {
 			return nil, "", &errkind.InputError{Source: "--ui-keyring " + opts.Keyring, Problem: err.Error(), Hint: "give a file of armored OpenPGP public keys (gpg --export --armor KEYID)"}
 		}
 		wo.Keyring = data
 	}
 	if opts.Trusted != "" {
-		data, err := readBoundedFile(env, opts.Trusted, 1<<20)
+		data, err := readlimit.ReadFile(absPath(env, opts.Trusted), readlimit.KeySet)
 		if err == nil {
 			wo.CoordinatorKeys, err = signing.ParseTrustedKeys(data)
 		}
@@ -108,22 +107,6 @@ func openServeUI(ctx context.Context, env *Env, c *cli.Context, opts serveUIOpti
 		return nil, "", err
 	}
 	return h, runs, nil
-}
-
-func readBoundedFile(env *Env, path string, max int64) ([]byte, error) {
-	f, err := os.Open(absPath(env, path))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("the file is over %d bytes", max)
-	}
-	return data, nil
 }
 
 // withUI routes /ui and everything under it to the web view, "/" to its
