@@ -34,7 +34,7 @@ var skipDirs = map[string]bool{
 	".git": true, "node_modules": true, "bin": true, ".work": true, "testdata": true,
 	// make test TESTJSON=reports/test.json writes the test output there while
 	// this test runs: output, not a page.
-	"reports": true,
+	"reports":     true,
 	"third_party": true, "oapicodegen": true, "bench": true,
 	// An applied migration is never edited (its checksum is recorded in
 	// every database it ran on), comments included.
