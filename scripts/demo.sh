@@ -72,8 +72,8 @@ run action deprecate --store "$store" files.move@1.0.0 --undo
 # The same store over HTTP: dome serve on a free loopback port, the API's reads, an idempotent
 # republish (200) and a graceful stop (SIGTERM).
 if command -v curl >/dev/null; then
-  printf '\n$ dome serve --store %s --addr 127.0.0.1:0 &\n' "$store"
-  ACTION_REGISTRY_API_KEY=demo-only-publish-key-0123456789 "$dome" serve --store "$store" --addr 127.0.0.1:0 2> "$out/serve.log" &
+  printf '\n$ dome serve --ui --store %s --addr 127.0.0.1:0 &\n' "$store"
+  ACTION_REGISTRY_API_KEY=demo-only-publish-key-0123456789 "$dome" serve --ui --store "$store" --addr 127.0.0.1:0 2> "$out/serve.log" &
   serve=$!
   for _ in $(seq 1 100); do grep -q '"msg":"listening"' "$out/serve.log" && break; sleep 0.1; done
   url=$(sed -n 's/.*"msg":"listening".*"url":"\([^"]*\)".*/\1/p' "$out/serve.log")
@@ -83,6 +83,12 @@ if command -v curl >/dev/null; then
   printf '\n$ curl -X POST -H "X-API-Key: ..." --data-binary @registry/actions/http.get/0.1.0.json %s/actions/http.get/versions/0.1.0\n' "$url"
   curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'X-API-Key: demo-only-publish-key-0123456789' -H 'Content-Type: application/json' \
     --data-binary @registry/actions/http.get/0.1.0.json "$url/actions/http.get/versions/0.1.0"
+  # The web view (docs/web.md): HEAD redirects to its commit; pages are HTML.
+  for path in /ui/registry/HEAD/ /ui/actions/files.move/; do
+    printf '\n$ curl -L %s%s\n' "$url" "$path"
+    curl -sL -w '%{http_code} %{url_effective}\n' -o "$out/page.html" "$url$path"
+    sed -n 's/.*<title>\(.*\)<\/title>.*/title: \1/p' "$out/page.html"
+  done
   kill -TERM "$serve"; wait "$serve"
   printf '\n$ tail -3 serve.log\n'; tail -3 "$out/serve.log"
 fi

@@ -129,6 +129,7 @@ func commands(env *Env) []*cli.Command {
 		newStackCommand(env),
 		newRunCommand(env),
 		newSandboxCommand(env),
+		newTraceCommand(env),
 		newHelpCommand(env),
 		newCompletionCommand(env),
 		newVersionCommand(env),
