@@ -12,7 +12,7 @@ const (
 	// conflict.
 	Eager
 	// Zealous: conflicts are narrowed to the lines that differ and joined
-	// when fewer than four lines apart (git apply --3way, git merge).
+	// when fewer than four lines apart (git apply --3way).
 	Zealous
 	// ZealousAlnum: Zealous, and conflicts are also joined across lines
 	// holding no letter or digit (git merge-file).
@@ -67,7 +67,7 @@ func Merge(base, ours, theirs []byte, opts MergeOptions) ([]byte, []Conflict) {
 	if len(d2) == 0 {
 		return append([]byte(nil), ours...), nil
 	}
-	m := &merger{ours: o, theirs: t, opts: opts}
+	m := &merger{base: b, ours: o, theirs: t, opts: opts}
 	m.regions = combine(d1, d2)
 	if opts.Level >= Eager {
 		m.settleIdentical()
@@ -81,9 +81,9 @@ func Merge(base, ours, theirs []byte, opts MergeOptions) ([]byte, []Conflict) {
 }
 
 type merger struct {
-	ours, theirs []string
-	opts         MergeOptions
-	regions      []region
+	base, ours, theirs []string
+	opts               MergeOptions
+	regions            []region
 }
 
 // combine lays the two change lists over the base: a change that neither
@@ -227,10 +227,7 @@ func (m *merger) write() ([]byte, []Conflict) {
 	if size <= 0 {
 		size = 7
 	}
-	eol := "\n"
-	if m.crlf() {
-		eol = "\r\n"
-	}
+	var eol string
 	marker := func(c byte, label string) {
 		sb.WriteString(strings.Repeat(string(c), size))
 		if label != "" {
@@ -256,6 +253,10 @@ func (m *merger) write() ([]byte, []Conflict) {
 		case fromTheirs:
 			chunk(m.theirs[r.theirs0:r.theirs1], false)
 		default:
+			eol = "\n"
+			if m.crlf(r) {
+				eol = "\r\n"
+			}
 			marker('<', m.opts.Ours)
 			chunk(m.ours[r.ours0:r.ours1], true)
 			marker('=', "")
@@ -269,7 +270,34 @@ func (m *merger) write() ([]byte, []Conflict) {
 	return []byte(sb.String()), conflicts
 }
 
-// crlf reports whether markers end in "\r\n": when ours' first line does.
-func (m *merger) crlf() bool {
-	return len(m.ours) > 0 && strings.HasSuffix(m.ours[0], "\r\n")
+// crlf reports whether the markers of conflict r end in "\r\n". Each side
+// has a say through the line just before the conflict (its first line when
+// the conflict is at the top), and base through its first line: the
+// markers take "\r\n" when base's says so and neither side's line ends in
+// a bare "\n" (a side without such a line, or whose line is unterminated,
+// says nothing).
+func (m *merger) crlf(r region) bool {
+	before := func(ls []string, at int) eolKind {
+		return eolOf(ls, max(at-1, 0))
+	}
+	return before(m.ours, r.ours0) != lfEOL && before(m.theirs, r.theirs0) != lfEOL && eolOf(m.base, 0) == crlfEOL
+}
+
+type eolKind uint8
+
+const (
+	noEOL eolKind = iota
+	lfEOL
+	crlfEOL
+)
+
+// eolOf is how line i of ls ends.
+func eolOf(ls []string, i int) eolKind {
+	switch {
+	case i >= len(ls) || !strings.HasSuffix(ls[i], "\n"):
+		return noEOL
+	case strings.HasSuffix(ls[i], "\r\n"):
+		return crlfEOL
+	}
+	return lfEOL
 }

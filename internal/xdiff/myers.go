@@ -86,6 +86,7 @@ func (s *search) split(lo1, hi1, lo2, hi2 int, minimal bool) (x, y int, minLo, m
 	fLo, fHi, bLo, bHi := kf, kf, kb, kb
 	const unreachedBwd = int(^uint(0) >> 1)
 	for cost := 1; ; cost++ {
+		longSnake := false // a run of more than snakeLen matches followed in this step
 		// One more step forward. The frontier widens by a diagonal each
 		// way until it meets the box's edge; the diagonal just outside it
 		// is marked unreached so no path comes from there.
@@ -110,8 +111,12 @@ func (s *search) split(lo1, hi1, lo2, hi2 int, minimal bool) (x, y int, minLo, m
 				x = fwd[k+1+z]
 			}
 			y := x - k
+			x0 := x
 			for x < hi1 && y < hi2 && a[x] == b[y] {
 				x, y = x+1, y+1
+			}
+			if x-x0 > snakeLen {
+				longSnake = true
 			}
 			fwd[k+z] = x
 			if odd && bLo <= k && k <= bHi && bwd[k+z] <= x {
@@ -139,8 +144,12 @@ func (s *search) split(lo1, hi1, lo2, hi2 int, minimal bool) (x, y int, minLo, m
 				x = bwd[k+1+z] - 1
 			}
 			y := x - k
+			x0 := x
 			for x > lo1 && y > lo2 && a[x-1] == b[y-1] {
 				x, y = x-1, y-1
+			}
+			if x0-x > snakeLen {
+				longSnake = true
 			}
 			bwd[k+z] = x
 			if !odd && fLo <= k && k <= fHi && x <= fwd[k+z] {
@@ -150,7 +159,10 @@ func (s *search) split(lo1, hi1, lo2, hi2 int, minimal bool) (x, y int, minLo, m
 		if minimal {
 			continue
 		}
-		if cost > heurMinCost {
+		// past heurMinCost, and only in a step that followed a long run
+		// of matches somewhere, a frontier point ending such a run far
+		// into the box is taken as the cut
+		if longSnake && cost > heurMinCost {
 			if x, y, ok := s.longRun(fLo, fHi, kf, lo1, hi1, lo2, hi2, cost, true); ok {
 				return x, y, true, false
 			}
