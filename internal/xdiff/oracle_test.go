@@ -54,33 +54,74 @@ func writeFiles(t testing.TB, dir string, files map[string][]byte) {
 	}
 }
 
-var hunkRE = regexp.MustCompile(`(?m)^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var hunkRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
 
-// parseHunks reads the changes off git's -U0 hunk headers.
-func parseHunks(out string) []Change {
+// parseChanges reads the changes off the hunks of git's unified diff of
+// one file: each run of removed and added lines between context lines.
+func parseChanges(out string) []Change {
 	var cs []Change
-	for _, m := range hunkRE.FindAllStringSubmatch(out, -1) {
-		num := func(s string, def int) int {
-			if s == "" {
-				return def
-			}
-			n, _ := strconv.Atoi(s)
-			return n
+	var i, j int
+	var cur *Change
+	flush := func() {
+		if cur != nil {
+			cs = append(cs, *cur)
+			cur = nil
 		}
-		s1, n1, s2, n2 := num(m[1], 0), num(m[2], 1), num(m[3], 0), num(m[4], 1)
-		if n1 > 0 {
-			s1--
-		}
-		if n2 > 0 {
-			s2--
-		}
-		cs = append(cs, Change{I1: s1, Chg1: n1, I2: s2, Chg2: n2})
 	}
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		if m := hunkRE.FindStringSubmatch(l); m != nil {
+			flush()
+			num := func(s string, def int) int {
+				if s == "" {
+					return def
+				}
+				n, _ := strconv.Atoi(s)
+				return n
+			}
+			i, j = num(m[1], 0), num(m[3], 0)
+			if num(m[2], 1) > 0 {
+				i--
+			}
+			if num(m[4], 1) > 0 {
+				j--
+			}
+			in = true
+			continue
+		}
+		if !in || l == "" {
+			continue
+		}
+		switch l[0] {
+		case ' ':
+			flush()
+			i, j = i+1, j+1
+		case '-', '+':
+			if cur == nil {
+				cur = &Change{I1: i, I2: j}
+			}
+			if l[0] == '-' {
+				cur.Chg1++
+				i++
+			} else {
+				cur.Chg2++
+				j++
+			}
+		case '\\':
+		default:
+			in = false
+		}
+	}
+	flush()
 	return cs
 }
 
-// diffArgs: git's Myers diff without the indent heuristic, no context.
-var diffArgs = []string{"diff", "--no-index", "--no-color", "--no-renames", "--no-indent-heuristic", "--diff-algorithm=myers", "-U0"}
+// diffArgs: git's Myers diff without the indent heuristic. One line of
+// context, not none: with no context git diff first cuts the files'
+// common tail (whole 1024-byte blocks of it), which changes the line
+// counts the set-aside rules see; with context it diffs the whole files,
+// as git format-patch and git's merges do.
+var diffArgs = []string{"diff", "--no-index", "--no-color", "--no-renames", "--no-indent-heuristic", "--diff-algorithm=myers", "-U1"}
 
 // gitDiffs diffs every pair with one `git diff --no-index` of two
 // directories and returns the changes of each.
@@ -93,14 +134,14 @@ func gitDiffs(t testing.TB, ps []pair) [][]Change {
 		files[fmt.Sprintf("b/f%05d", i)] = p.b
 	}
 	writeFiles(t, dir, files)
-	out := string(runGit(t, dir, nil, append(diffArgs, "a", "b")...))
+	out := "\n" + string(runGit(t, dir, nil, append(diffArgs, "a", "b")...))
 	res := make([][]Change, len(ps))
-	for _, sec := range strings.Split(out, "diff --git a/a/f")[1:] {
+	for _, sec := range strings.Split(out, "\ndiff --git a/a/f")[1:] {
 		i, err := strconv.Atoi(sec[:5])
 		if err != nil || i >= len(ps) {
 			t.Fatalf("unexpected git diff section %.40q", sec)
 		}
-		res[i] = parseHunks(sec)
+		res[i] = parseChanges(sec)
 	}
 	return res
 }
