@@ -257,9 +257,16 @@ func heuristicCases(seed int64) []pair {
 	// matches just under, at and over the long-run length all the way,
 	// and now and then a copy of a far run about as long, off the
 	// diagonal, where the rules may cut
-	for period := 19; period <= 23; period++ {
+	for p := 19; p <= 24; p++ {
 		for _, insert := range []bool{false, true} {
-			a := gen(r, 36000, 1<<30)
+			n, period := 36000, p
+			if p == 24 {
+				// past 262,141 searched lines the cost bound is 1024: the
+				// halves after a rule's cut search long enough for the
+				// rules to apply again
+				n, period = 140000, 21
+			}
+			a := gen(r, n, 1<<30)
 			ls := Lines(a)
 			var b []string
 			for i := 0; i < len(ls); {
