@@ -32,8 +32,8 @@ else
 	GO=$(GO) ./scripts/testjson.sh $(TESTJSON) -count=1 -timeout 20m $(TESTFLAGS) ./...
 endif
 
-conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
-	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
+conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents; xdiff's diffs and merges of each changed file): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
+	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/ ./internal/xdiff/
 
 contract: build ## contract tests of every example tool x profile and the skill contracts (go, ts, python); tsc from npm ci --prefix contract-tests/ts
 	@for t in petstore ticketing inventory action-registry; do for p in default readonly highrisk; do \
