@@ -19,9 +19,9 @@ type State struct {
 	Halted        string       `json:"halted,omitempty"`
 	Wave          string       `json:"wave,omitempty"` // of the last Next call
 	Nodes         []NodeState  `json:"nodes"`          // in graph order
-	Classes       []ClassState `json:"classes"`   // by class name
-	Loops         []LoopState  `json:"loops"`     // in declaration order
-	Completed     []string     `json:"completed"` // succeeded nodes, in completion order
+	Classes       []ClassState `json:"classes"`        // by class name
+	Loops         []LoopState  `json:"loops"`          // in declaration order
+	Completed     []string     `json:"completed"`      // succeeded nodes, in completion order
 }
 
 // NodeState is one node in a State.
