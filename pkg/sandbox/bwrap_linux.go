@@ -50,6 +50,7 @@ type Sandbox struct {
 	cred     *syscall.Credential // nil: run as the caller
 	uid, gid int
 	baseArgs []string
+	none     bool // NewUnconfined: no namespaces, the command runs on the host
 }
 
 // New finds bwrap and runs a probe sandbox, so that a machine
@@ -242,6 +243,14 @@ func (s *Sandbox) NewScratch(fill func(dir string) error) (*Scratch, error) {
 	if err := os.Mkdir(sc.dir, 0o700); err != nil {
 		return fail(fmt.Errorf("sandbox scratch: %w", err))
 	}
+	if err := os.Mkdir(sc.OutputsDir(), 0o700); err != nil {
+		return fail(fmt.Errorf("sandbox scratch: %w", err))
+	}
+	if sc.chown {
+		if err := os.Lchown(sc.OutputsDir(), sc.uid, sc.gid); err != nil {
+			return fail(fmt.Errorf("sandbox scratch: %w", err))
+		}
+	}
 	if fill != nil {
 		if err := fill(sc.dir); err != nil {
 			return fail(fmt.Errorf("sandbox scratch: %w", err))
@@ -268,6 +277,11 @@ func (s *Sandbox) NewScratch(fill func(dir string) error) (*Scratch, error) {
 // holds what the worker left: read it as hostile input (symlinks may point
 // anywhere).
 func (sc *Scratch) Dir() string { return sc.dir }
+
+// OutputsDir is the scratch's outputs folder on the host, bound at
+// /run/dome/outputs when Spec.Outputs is set. Like Dir, read what a worker
+// left there as hostile input.
+func (sc *Scratch) OutputsDir() string { return filepath.Join(sc.root, "outputs") }
 
 // SocketPath is where a gateway for this scratch should listen: a socket
 // there is reachable by the sandbox user once Run binds it.
@@ -333,6 +347,13 @@ func (s *Sandbox) args(spec Spec, l Limits) []string {
 		a = append(a, "--bind", spec.Socket, SocketPath)
 		env["DOME_GATEWAY_SOCKET"] = SocketPath
 	}
+	if spec.Outputs {
+		a = append(a, "--bind", spec.Scratch.OutputsDir(), OutputsPath)
+		env["DOME_OUTPUTS"] = OutputsPath
+	}
+	for _, b := range spec.Binds {
+		a = append(a, "--ro-bind", b.Src, b.Dst)
+	}
 	for k, v := range spec.Env {
 		env[k] = v
 	}
@@ -361,6 +382,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	l := spec.Limits.withDefaults()
+	if s.none {
+		return s.runHost(ctx, spec, l)
+	}
+	for _, b := range spec.Binds {
+		if err := s.reachable(b.Src); err != nil {
+			return Result{}, err
+		}
+	}
 	if spec.Socket != "" {
 		if err := s.prepareSocket(spec.Scratch, spec.Socket); err != nil {
 			return Result{}, err
@@ -452,7 +481,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	blockW.Close()
 	info := make(chan int, 1)
 	info <- child
+	return s.watch(ctx, cmd, done, stdout, stderr, flood, info, l, start)
+}
 
+// watch waits for a started run to end, killing its process group at the
+// wall-time limit, on an output flood or when ctx ends, and says how it
+// ended. info delivers the pid of the sandbox's first process (for the
+// process count of a fork bomb).
+func (s *Sandbox) watch(ctx context.Context, cmd *exec.Cmd, done <-chan error, stdout, stderr *capture, flood <-chan struct{}, info <-chan int, l Limits, start time.Time) (Result, error) {
 	timer := time.NewTimer(l.WallTime)
 	defer timer.Stop()
 	res := Result{}
@@ -496,8 +532,16 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		res.Reason = ReasonExitNonzero
 		res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
-		if res.ExitCode > 128 && res.ExitCode <= 128+64 {
-			sig := syscall.Signal(res.ExitCode - 128)
+		code := res.ExitCode
+		if s.none {
+			// not through bwrap: a signal is the wait status's own
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+				res.ExitCode = code
+			}
+		}
+		if code > 128 && code <= 128+64 {
+			sig := syscall.Signal(code - 128)
 			res.Signal = signalName(sig)
 			res.Reason, res.Detail = ReasonSignaled, "killed by "+res.Signal
 			if sig == syscall.SIGXFSZ {
@@ -530,6 +574,27 @@ func signalName(s syscall.Signal) string {
 		return n
 	}
 	return "signal " + strconv.Itoa(int(s))
+}
+
+// reachable checks that the sandbox user can reach a bind's source: every
+// folder above it traversable by others, and the source itself readable
+// (and, for a folder, traversable) by others.
+func (s *Sandbox) reachable(src string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("sandbox: bind source: %w", err)
+	}
+	if s.cred == nil {
+		return nil
+	}
+	want := os.FileMode(0o004)
+	if fi.IsDir() {
+		want |= 0o001
+	}
+	if !traversable(filepath.Dir(src)) || fi.Mode().Perm()&want != want {
+		return fmt.Errorf("sandbox: bind source %s is out of reach of the sandbox user %d: chmod o+rx it and o+x every folder above it", src, s.uid)
+	}
+	return nil
 }
 
 // traversable reports whether every folder from / down to dir (dir

@@ -12,6 +12,7 @@ type Options struct {
 	Bwrap, ScratchParent string
 	UID, GID             int
 	ReadOnly             []string
+	Prlimit              string
 }
 
 // Sandbox is not available outside Linux.
@@ -33,4 +34,9 @@ func (s *Sandbox) NewScratch(func(string) error) (*Scratch, error) { return nil,
 func (s *Sandbox) Run(context.Context, Spec) (Result, error)       { return Result{}, ErrUnavailable }
 func (sc *Scratch) Dir() string                                    { return "" }
 func (sc *Scratch) SocketPath() string                             { return "" }
-func (sc *Scratch) Close() error                                   { return nil }
+func (sc *Scratch) OutputsDir() string                             { return "" }
+func (s *Sandbox) Unconfined() bool                                { return false }
+
+// NewUnconfined refuses outside Linux too.
+func NewUnconfined(Options) (*Sandbox, error) { return nil, ErrUnavailable }
+func (sc *Scratch) Close() error              { return nil }
