@@ -231,4 +231,3 @@ func (s *Session) parsedGrant(token []byte) *grant.Grant {
 	}
 	return g
 }
-
