@@ -249,8 +249,14 @@ func (f *fixture) serve(a gateway.Attempt, tok []byte, onFlood func()) (*gateway
 }
 
 // proposal builds a sealed proposal changing files against the base, as a
-// worker would.
+// worker claiming to be someone else would.
 func (f *fixture) proposal(files map[string]string, id string) []byte {
+	return f.proposalAs(files, id, nil)
+}
+
+// proposalAs builds it with the worker's claims of attempt a (as dome
+// worker submit makes them), or false claims when a is nil.
+func (f *fixture) proposalAs(files map[string]string, id string, a *gateway.Attempt) []byte {
 	f.t.Helper()
 	var nf []gitstoreFile
 	all := map[string]string{}
@@ -268,7 +274,12 @@ func (f *fixture) proposal(files map[string]string, id string) []byte {
 		nf = append(nf, gitstoreFile{k, v})
 	}
 	sort.Slice(nf, func(i, j int) bool { return nf[i].path < nf[j].path })
-	res, err := stack.Propose(f.repo, proposeOptions(f.base, id, nf))
+	o := proposeOptions(f.base, id, nf)
+	if a != nil {
+		o.RunID, o.WaveID, o.IdempotencyKey = a.RunID, a.WaveID, a.NodeExecutionID+":submit_patch:1"
+		o.Worker = stack.WorkerRunMeta{WorkerID: a.WorkerID, NodeID: a.NodeID, NodeExecutionID: a.NodeExecutionID}
+	}
+	res, err := stack.Propose(f.repo, o)
 	if err != nil {
 		f.t.Fatal(err)
 	}
