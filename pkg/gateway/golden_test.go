@@ -44,9 +44,9 @@ type goldenCase struct {
 	tool, name, description, op string
 	body                        func(g *goldenFixture) any
 	issue                       issueOptions
-	other                       bool          // present another worker's grant
+	other                       bool                   // present another worker's grant
 	setup                       func(g *goldenFixture) // prior calls
-	at                          time.Duration // the gateway's clock after t0 (default one minute)
+	at                          time.Duration          // the gateway's clock after t0 (default one minute)
 }
 
 // goldenFixture is a fixture in the state one golden case needs.
@@ -64,7 +64,9 @@ func submitPatchBody(g *goldenFixture, key string, doc []byte) any {
 	return map[string]any{"idempotency_key": key, "node_execution_id": g.a.NodeExecutionID, "proposal": json.RawMessage(doc)}
 }
 
-func firstSubmit(g *goldenFixture) { g.call("submit_patch", submitPatchBody(g, "ne-1:submit_patch:1", g.readme)) }
+func firstSubmit(g *goldenFixture) {
+	g.call("submit_patch", submitPatchBody(g, "ne-1:submit_patch:1", g.readme))
+}
 
 var goldenCases = []goldenCase{
 	{tool: "repo-read", name: "get-base-ref", description: "The run's base commit and its tree.", op: "get_base_ref",
