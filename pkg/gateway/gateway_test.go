@@ -9,23 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dome-registry/dome/internal/runtest"
 	"github.com/dome-registry/dome/pkg/gateway"
 	"github.com/dome-registry/dome/pkg/grant"
-	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/dome-registry/dome/pkg/stack"
 )
-
-type gitstoreFile struct{ path, data string }
-
-func proposeOptions(base, id string, files []gitstoreFile) stack.ProposeOptions {
-	var nf []patch.NewFile
-	for _, f := range files {
-		nf = append(nf, patch.NewFile{Path: f.path, Mode: patch.ModeFile, Data: []byte(f.data)})
-	}
-	return stack.ProposeOptions{RunID: "claimed-run", WaveID: "claimed-wave", BaseRef: base, Files: nf, FromFiles: true, DiffSource: "test",
-		ProposalID: id, IntentTags: []string{"docs"}, Worker: stack.WorkerRunMeta{WorkerID: "i-claim-to-be-the-coordinator"},
-		IdempotencyKey: "worker-chosen-key", CreatedAt: t0, Producer: "worker"}
-}
 
 func callErr(t *testing.T, err error) *gateway.CallError {
 	t.Helper()
@@ -45,13 +33,13 @@ func wantRefusal(t *testing.T, err error, status int, code, reason string) {
 }
 
 func TestReads(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	a := f.attempt("docs", 1)
-	_, c := f.serve(a, f.issue(a, issueOptions{}), nil)
+	f := runtest.New(t, runtest.Options{})
+	a := f.Attempt("docs", 1)
+	_, c := f.Serve(a, f.Issue(a, runtest.IssueOptions{}), nil)
 	ctx := context.Background()
 
 	fc, err := c.ReadFile(ctx, gateway.ReadFileRequest{Path: "README.md"})
-	if err != nil || fc.Content != greetFiles["README.md"] || fc.Encoding != "utf-8" || fc.Truncated || fc.Size != 24 {
+	if err != nil || fc.Content != runtest.GreetFiles["README.md"] || fc.Encoding != "utf-8" || fc.Truncated || fc.Size != 24 {
 		t.Fatalf("read_file: %+v %v", fc, err)
 	}
 	two := int64(2)
@@ -88,13 +76,13 @@ func TestReads(t *testing.T) {
 		t.Fatalf("grep (the .pem file must not be searched): %+v", gr)
 	}
 	br, err := c.GetBaseRef(ctx)
-	if err != nil || br.BaseRef != f.base || br.RunID != "run-1" {
+	if err != nil || br.BaseRef != f.Base || br.RunID != "run-1" {
 		t.Fatalf("get_base_ref: %+v %v", br, err)
 	}
 	var ds gateway.DiffStats
 	err = c.Call(ctx, "get_diff_stats", gateway.DiffStatsRequest{ToRef: strings.Repeat("1", 40)}, &ds)
 	wantRefusal(t, err, 404, gateway.CodeNotFound, "")
-	if err := c.Call(ctx, "get_diff_stats", gateway.DiffStatsRequest{ToRef: f.base}, &ds); err != nil || len(ds.Files) != 0 {
+	if err := c.Call(ctx, "get_diff_stats", gateway.DiffStatsRequest{ToRef: f.Base}, &ds); err != nil || len(ds.Files) != 0 {
 		t.Fatalf("diff stats against itself: %+v %v", ds, err)
 	}
 	if err := c.Call(ctx, "nope", struct{}{}, nil); err == nil {
@@ -103,33 +91,33 @@ func TestReads(t *testing.T) {
 }
 
 func TestGrantRefusals(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := runtest.New(t, runtest.Options{})
 	ctx := context.Background()
-	a := f.attempt("docs", 1)
-	b := f.attempt("tests", 1)
-	tokA, tokB := f.issue(a, issueOptions{}), f.issue(b, issueOptions{})
-	_, c := f.serve(a, nil, nil)
+	a := f.Attempt("docs", 1)
+	b := f.Attempt("tests", 1)
+	tokA, tokB := f.Issue(a, runtest.IssueOptions{}), f.Issue(b, runtest.IssueOptions{})
+	_, c := f.Serve(a, nil, nil)
 	_, err := c.ReadFile(ctx, gateway.ReadFileRequest{Path: "README.md"})
 	wantRefusal(t, err, 401, gateway.CodeUnauthenticated, "MALFORMED")
 	// Another worker's grant on this worker's socket.
-	_, cb := f.serve(a, tokB, nil)
+	_, cb := f.Serve(a, tokB, nil)
 	_, err = cb.ReadFile(ctx, gateway.ReadFileRequest{Path: "README.md"})
 	wantRefusal(t, err, 401, gateway.CodeUnauthenticated, "WRONG_WORKER")
 	// A grant past its lifetime.
-	_, ca := f.serve(a, tokA, nil)
-	f.setNow(t0.Add(2 * time.Hour))
+	_, ca := f.Serve(a, tokA, nil)
+	f.SetNow(runtest.T0.Add(2 * time.Hour))
 	_, err = ca.ReadFile(ctx, gateway.ReadFileRequest{Path: "README.md"})
 	wantRefusal(t, err, 401, gateway.CodeUnauthenticated, "EXPIRED")
-	f.setNow(t0.Add(time.Minute))
+	f.SetNow(runtest.T0.Add(time.Minute))
 	// A method the grant does not hold: a read-only grant writing.
-	ro := f.attempt("review", 1)
-	_, cr := f.serve(ro, f.issue(ro, issueOptions{caps: []string{"repo.read"}}), nil)
+	ro := f.Attempt("review", 1)
+	_, cr := f.Serve(ro, f.Issue(ro, runtest.IssueOptions{Caps: []string{"repo.read"}}), nil)
 	_, err = cr.SubmitPatch(ctx, gateway.SubmitPatchRequest{IdempotencyKey: ro.NodeExecutionID + ":1", NodeExecutionID: ro.NodeExecutionID,
-		Proposal: f.proposal(map[string]string{"README.md": "x\n"}, "p")})
+		Proposal: f.Proposal(map[string]string{"README.md": "x\n"}, "p")})
 	wantRefusal(t, err, 403, gateway.CodePermissionDenied, "METHOD_NOT_GRANTED")
 	// Reads outside narrowed roots; a listing shows only what may be read.
-	nr := f.attempt("narrow", 1)
-	_, cn := f.serve(nr, f.issue(nr, issueOptions{narrow: &grant.Template{IO: &grant.IOTemplate{ReadRoots: []string{"docs"}}}}), nil)
+	nr := f.Attempt("narrow", 1)
+	_, cn := f.Serve(nr, f.Issue(nr, runtest.IssueOptions{Narrow: &grant.Template{IO: &grant.IOTemplate{ReadRoots: []string{"docs"}}}}), nil)
 	_, err = cn.ReadFile(ctx, gateway.ReadFileRequest{Path: "README.md"})
 	wantRefusal(t, err, 403, gateway.CodePermissionDenied, "PATH_OUTSIDE_ROOTS")
 	ls, err := cn.ListTree(ctx, gateway.ListTreeRequest{Recursive: true})
@@ -142,12 +130,12 @@ func TestGrantRefusals(t *testing.T) {
 }
 
 func TestBudgetAndFlood(t *testing.T) {
-	f := newFixture(t, fixtureOptions{maxRefusals: 5})
+	f := runtest.New(t, runtest.Options{MaxRefusals: 5})
 	ctx := context.Background()
-	a := f.attempt("flood", 1)
+	a := f.Attempt("flood", 1)
 	three := int64(3)
 	var flooded atomic.Int32
-	s, c := f.serve(a, f.issue(a, issueOptions{narrow: &grant.Template{Budgets: &grant.BudgetsTemplate{MaxCalls: &three}}}), func() { flooded.Add(1) })
+	s, c := f.Serve(a, f.Issue(a, runtest.IssueOptions{Narrow: &grant.Template{Budgets: &grant.BudgetsTemplate{MaxCalls: &three}}}), func() { flooded.Add(1) })
 	// A refused call is not charged: the budget still allows three.
 	if _, err := c.ReadFile(ctx, gateway.ReadFileRequest{Path: "deploy/prod.pem"}); err == nil {
 		t.Fatal("denied read answered")
@@ -177,7 +165,7 @@ func TestBudgetAndFlood(t *testing.T) {
 	}
 	// Every call is in the ledger: listed, or counted once flooded.
 	listed, omitted := 0, 0
-	for _, e := range f.events(gateway.TopicCalls) {
+	for _, e := range f.Events(gateway.TopicCalls) {
 		var p gateway.CallsPayload
 		json.Unmarshal(e.Payload, &p)
 		listed += len(p.Calls)
@@ -189,12 +177,12 @@ func TestBudgetAndFlood(t *testing.T) {
 }
 
 func TestSubmitPatch(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := runtest.New(t, runtest.Options{})
 	ctx := context.Background()
-	a := f.attempt("docs", 1)
-	tok := f.issue(a, issueOptions{})
-	s, c := f.serve(a, tok, nil)
-	doc := f.proposal(map[string]string{"README.md": "# greet\n\nA tiny module that greets.\n"}, "worker-picked-id")
+	a := f.Attempt("docs", 1)
+	tok := f.Issue(a, runtest.IssueOptions{})
+	s, c := f.Serve(a, tok, nil)
+	doc := f.Proposal(map[string]string{"README.md": "# greet\n\nA tiny module that greets.\n"}, "worker-picked-id")
 	req := gateway.SubmitPatchRequest{IdempotencyKey: a.NodeExecutionID + ":submit_patch:1", NodeExecutionID: a.NodeExecutionID, Proposal: doc}
 	// Keys not rooted at the attempt are refused before anything is spent.
 	bad := req
@@ -206,14 +194,14 @@ func TestSubmitPatch(t *testing.T) {
 		t.Fatalf("submit: %+v %v", res, err)
 	}
 	// The stack holds it, with the coordinator's facts, not the worker's.
-	f.sr.Do(func(r *stack.Run) error {
+	f.SR.Do(func(r *stack.Run) error {
 		q := r.State.Proposals["docs.1"]
 		if q == nil || q.WorkerID != a.WorkerID || q.IdempotencyKey != req.IdempotencyKey {
 			t.Fatalf("stack proposal %+v", q)
 		}
 		return nil
 	})
-	lp, err := stack.LoadProposal(f.repo, f.layout, &f.run.State, "docs.1")
+	lp, err := stack.LoadProposal(f.Repo, f.Layout, &f.Run.State, "docs.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +217,7 @@ func TestSubmitPatch(t *testing.T) {
 	}
 	// The same key for another request.
 	other := req
-	other.Proposal = f.proposal(map[string]string{"README.md": "something else\n"}, "x")
+	other.Proposal = f.Proposal(map[string]string{"README.md": "something else\n"}, "x")
 	_, err = c.SubmitPatch(ctx, other)
 	wantRefusal(t, err, 409, gateway.CodeIdempotencyConflict, "")
 	// A new key: the single-use grant is spent.
@@ -242,11 +230,11 @@ func TestSubmitPatch(t *testing.T) {
 	}
 	// Each write is its own event, recorded before its answer; a restarted
 	// gateway answers the same request from them.
-	writes := f.events(gateway.TopicCall)
+	writes := f.Events(gateway.TopicCall)
 	if len(writes) != 3 { // submitted, conflict, spent grant (the invalid key is recorded with the reads)
 		t.Fatalf("%d gateway.call events", len(writes))
 	}
-	g2, err := gateway.New(gateway.Config{Repo: f.repo, Run: f.sr, Verifier: f.verifier, Meter: f.meter, Now: f.clock})
+	g2, err := gateway.New(gateway.Config{Repo: f.Repo, Run: f.SR, Verifier: f.Verifier, Meter: f.Meter, Now: f.Clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,40 +259,40 @@ func TestSubmitPatch(t *testing.T) {
 }
 
 func TestSubmitPatch_OutsideWriteRootsSpendsNothing(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := runtest.New(t, runtest.Options{})
 	ctx := context.Background()
-	a := f.attempt("docs", 1)
-	tok := f.issue(a, issueOptions{narrow: &grant.Template{IO: &grant.IOTemplate{WriteRoots: []string{"docs"}}}})
-	_, c := f.serve(a, tok, nil)
-	outside := f.proposal(map[string]string{"go.mod": "module evil\n"}, "p")
+	a := f.Attempt("docs", 1)
+	tok := f.Issue(a, runtest.IssueOptions{Narrow: &grant.Template{IO: &grant.IOTemplate{WriteRoots: []string{"docs"}}}})
+	_, c := f.Serve(a, tok, nil)
+	outside := f.Proposal(map[string]string{"go.mod": "module evil\n"}, "p")
 	_, err := c.SubmitPatch(ctx, gateway.SubmitPatchRequest{IdempotencyKey: a.NodeExecutionID + ":1", NodeExecutionID: a.NodeExecutionID, Proposal: outside})
 	wantRefusal(t, err, 403, gateway.CodePermissionDenied, "PATH_OUTSIDE_ROOTS")
-	inside := f.proposal(map[string]string{"docs/guide.md": "# Guide\n\nUse greet.Hello(name).\n"}, "p")
+	inside := f.Proposal(map[string]string{"docs/guide.md": "# Guide\n\nUse greet.Hello(name).\n"}, "p")
 	res, err := c.SubmitPatch(ctx, gateway.SubmitPatchRequest{IdempotencyKey: a.NodeExecutionID + ":2", NodeExecutionID: a.NodeExecutionID, Proposal: inside})
 	if err != nil || res.Status != gateway.StatusSubmitted {
 		t.Fatalf("inside the roots: %+v %v", res, err)
 	}
 	// The stack's pre-filter still decides: a forbidden path is rejected.
-	b := f.attempt("sneaky", 1)
-	_, cb := f.serve(b, f.issue(b, issueOptions{}), nil)
+	b := f.Attempt("sneaky", 1)
+	_, cb := f.Serve(b, f.Issue(b, runtest.IssueOptions{}), nil)
 	res, err = cb.SubmitPatch(ctx, gateway.SubmitPatchRequest{IdempotencyKey: b.NodeExecutionID + ":1", NodeExecutionID: b.NodeExecutionID,
-		Proposal: f.proposal(map[string]string{"policy/x.json": "{}\n"}, "p")})
+		Proposal: f.Proposal(map[string]string{"policy/x.json": "{}\n"}, "p")})
 	if err != nil || res.Status != gateway.StatusRejected || res.ReasonCode != stack.ReasonForbiddenPath {
 		t.Fatalf("forbidden path: %+v %v", res, err)
 	}
 }
 
 func TestSubmitMetadata(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := runtest.New(t, runtest.Options{})
 	ctx := context.Background()
-	a := f.attempt("docs", 1)
-	_, c := f.serve(a, f.issue(a, issueOptions{notSingle: true}), nil)
+	a := f.Attempt("docs", 1)
+	_, c := f.Serve(a, f.Issue(a, runtest.IssueOptions{NotSingle: true}), nil)
 	meta := gateway.SubmitMetadataRequest{IdempotencyKey: a.NodeExecutionID + ":meta:1", NodeExecutionID: a.NodeExecutionID, ProposalID: "docs.1",
 		Meta: gateway.ProposalMeta{IntentTags: []string{"docs"}, Evidence: []string{"sha256:" + strings.Repeat("5", 64)}}}
 	err := c.Call(ctx, "submit_metadata", meta, nil)
 	wantRefusal(t, err, 404, gateway.CodeNotFound, "")
 	if _, err := c.SubmitPatch(ctx, gateway.SubmitPatchRequest{IdempotencyKey: a.NodeExecutionID + ":1", NodeExecutionID: a.NodeExecutionID,
-		Proposal: f.proposal(map[string]string{"README.md": "hi\n"}, "p")}); err != nil {
+		Proposal: f.Proposal(map[string]string{"README.md": "hi\n"}, "p")}); err != nil {
 		t.Fatal(err)
 	}
 	var res gateway.SubmitResult
@@ -314,10 +302,10 @@ func TestSubmitMetadata(t *testing.T) {
 }
 
 func TestRequestsAreBounded(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
+	f := runtest.New(t, runtest.Options{})
 	ctx := context.Background()
-	a := f.attempt("docs", 1)
-	_, c := f.serve(a, f.issue(a, issueOptions{}), nil)
+	a := f.Attempt("docs", 1)
+	_, c := f.Serve(a, f.Issue(a, runtest.IssueOptions{}), nil)
 	huge := strings.Repeat("a", gateway.MaxReadRequestBytes)
 	_, err := c.ReadFile(ctx, gateway.ReadFileRequest{Path: huge})
 	wantRefusal(t, err, 413, gateway.CodePayloadTooLarge, "")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dome-registry/dome/internal/gittest"
+	"github.com/dome-registry/dome/internal/runtest"
 	"github.com/dome-registry/dome/pkg/codegen"
 	"github.com/dome-registry/dome/pkg/contracttest"
 	"github.com/dome-registry/dome/pkg/gateway"
@@ -43,15 +44,15 @@ func goldenAttempt(base string) gateway.Attempt {
 type goldenCase struct {
 	tool, name, description, op string
 	body                        func(g *goldenFixture) any
-	issue                       issueOptions
+	issue                       runtest.IssueOptions
 	other                       bool                   // present another worker's grant
 	setup                       func(g *goldenFixture) // prior calls
-	at                          time.Duration          // the gateway's clock after t0 (default one minute)
+	at                          time.Duration          // the gateway's clock after runtest.T0 (default one minute)
 }
 
 // goldenFixture is a fixture in the state one golden case needs.
 type goldenFixture struct {
-	*fixture
+	*runtest.Fixture
 	a       gateway.Attempt
 	tok     []byte
 	session *gateway.Session
@@ -97,28 +98,28 @@ var goldenCases = []goldenCase{
 		body: func(g *goldenFixture) any { return submitPatchBody(g, "ne-1:submit_patch:2", g.guide) }, setup: firstSubmit},
 	{tool: "patch-proposal", name: "submit-patch-outside-roots", description: "A diff touching a path outside the grant's write roots: 403, nothing spent.", op: "submit_patch",
 		body:  func(g *goldenFixture) any { return submitPatchBody(g, "ne-1:submit_patch:1", g.readme) },
-		issue: issueOptions{narrow: &grant.Template{IO: &grant.IOTemplate{WriteRoots: []string{"docs"}}}}},
+		issue: runtest.IssueOptions{Narrow: &grant.Template{IO: &grant.IOTemplate{WriteRoots: []string{"docs"}}}}},
 	{tool: "patch-proposal", name: "submit-metadata", description: "Attach intent tags and evidence to the attempt's proposal (a grant that is not single-use).", op: "submit_metadata",
 		body: func(g *goldenFixture) any {
 			return map[string]any{"idempotency_key": "ne-1:submit_metadata:1", "node_execution_id": "ne-1", "proposal_id": "w1.1",
 				"meta": map[string]any{"intent_tags": []string{"docs"}, "evidence": []string{"sha256:" + strings.Repeat("5", 64)}}}
-		}, issue: issueOptions{notSingle: true}, setup: firstSubmit},
+		}, issue: runtest.IssueOptions{NotSingle: true}, setup: firstSubmit},
 }
 
 // newGoldenFixture builds the run and the session of case k.
 func newGoldenFixture(t *testing.T, k goldenCase) *goldenFixture {
 	t.Helper()
-	f := newFixture(t, fixtureOptions{})
-	g := &goldenFixture{fixture: f, a: goldenAttempt(f.base)}
-	g.readme = f.proposalAs(map[string]string{"README.md": "# greet\n\nA tiny module that greets.\n"}, "w1.1", &g.a)
-	g.guide = f.proposalAs(map[string]string{"docs/guide.md": "# Guide\n\nCall greet.Hello(name).\n"}, "w1.1", &g.a)
+	f := runtest.New(t, runtest.Options{})
+	g := &goldenFixture{Fixture: f, a: goldenAttempt(f.Base)}
+	g.readme = f.ProposalAs(map[string]string{"README.md": "# greet\n\nA tiny module that greets.\n"}, "w1.1", &g.a)
+	g.guide = f.ProposalAs(map[string]string{"docs/guide.md": "# Guide\n\nCall greet.Hello(name).\n"}, "w1.1", &g.a)
 	if k.name == "get-diff-stats" {
 		g.applied = applyThroughTheStack(t, f, g.readme)
 	}
 	o := k.issue
-	o.jti = "jti-0001"
-	g.tok = f.issue(g.a, o)
-	s, err := f.gw.Open(g.a, nil)
+	o.JTI = "jti-0001"
+	g.tok = f.Issue(g.a, o)
+	s, err := f.GW.Open(g.a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,32 +130,32 @@ func newGoldenFixture(t *testing.T, k goldenCase) *goldenFixture {
 	if k.other {
 		b := g.a
 		b.WorkerID, b.NodeExecutionID = "worker-8", "ne-2"
-		g.tok = f.issue(b, issueOptions{jti: "jti-0002"})
+		g.tok = f.Issue(b, runtest.IssueOptions{JTI: "jti-0002"})
 	}
-	f.setNow(t0.Add(time.Minute))
+	f.SetNow(runtest.T0.Add(time.Minute))
 	if k.at != 0 {
-		f.setNow(t0.Add(k.at))
+		f.SetNow(runtest.T0.Add(k.at))
 	}
 	return g
 }
 
 // applyThroughTheStack submits, plans and applies a proposal the way the
 // coordinator does, so that the run holds a checkpoint.
-func applyThroughTheStack(t *testing.T, f *fixture, doc []byte) string {
+func applyThroughTheStack(t *testing.T, f *runtest.Fixture, doc []byte) string {
 	t.Helper()
-	w0 := f.attempt("w0", 1)
-	_, c := f.serve(w0, f.issue(w0, issueOptions{jti: "jti-w0"}), nil)
+	w0 := f.Attempt("w0", 1)
+	_, c := f.Serve(w0, f.Issue(w0, runtest.IssueOptions{JTI: "jti-w0"}), nil)
 	if res, err := c.SubmitPatch(context.Background(), gateway.SubmitPatchRequest{IdempotencyKey: w0.NodeExecutionID + ":1",
 		NodeExecutionID: w0.NodeExecutionID, Proposal: doc}); err != nil || res.Status != gateway.StatusSubmitted {
 		t.Fatalf("submit: %+v %v", res, err)
 	}
 	var head string
-	err := f.sr.Do(func(r *stack.Run) error {
-		if _, err := r.Plan(f.repo, stack.PlanOptions{At: t0, Producer: "test"}); err != nil {
+	err := f.SR.Do(func(r *stack.Run) error {
+		if _, err := r.Plan(f.Repo, stack.PlanOptions{At: runtest.T0, Producer: "test"}); err != nil {
 			return err
 		}
 		sig := gitstore.Signature{Name: "dome", Email: "dome@example.com"}
-		rep, err := stack.ApplyPlan(f.repo, r, stack.ApplyOptions{CreatedAt: t0, Producer: "test", Author: sig, Committer: sig})
+		rep, err := stack.ApplyPlan(f.Repo, r, stack.ApplyOptions{CreatedAt: runtest.T0, Producer: "test", Author: sig, Committer: sig})
 		if err != nil {
 			return err
 		}

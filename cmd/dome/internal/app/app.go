@@ -134,6 +134,7 @@ func commands(env *Env) []*cli.Command {
 		newVersionCommand(env),
 		newGrantCommand(env),
 		newSpawnCommand(env),
+		newWorkerCommand(env),
 	}
 	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments
 	return cmds

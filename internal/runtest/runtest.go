@@ -1,10 +1,15 @@
-package gateway_test
+// Package runtest builds what the tests of the wave run need: the example
+// registry's grant inputs (policy, resolver, skill contracts, worker card),
+// and a run over a small module with a gateway serving it, grants issued
+// for its attempts, and proposals made as a worker makes them.
+package runtest
 
 import (
 	"bytes"
 	"crypto/ed25519"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -17,17 +22,24 @@ import (
 	"github.com/dome-registry/dome/pkg/grant"
 	"github.com/dome-registry/dome/pkg/grant/grantfile"
 	"github.com/dome-registry/dome/pkg/ledger"
+	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/dome-registry/dome/pkg/skill"
 	"github.com/dome-registry/dome/pkg/specfilter"
 	"github.com/dome-registry/dome/pkg/stack"
 )
 
-// t0 is the fixed time of the tests.
-var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+// Root is the repository's root folder (this file is internal/runtest).
+func Root() string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..")
+}
 
-// greetFiles is the small module the golden cases read.
-var greetFiles = map[string]string{
+// T0 is the fixed time of the tests.
+var T0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// GreetFiles is the small module the golden cases read.
+var GreetFiles = map[string]string{
 	"README.md":       "# greet\n\nA tiny module.\n",
 	"go.mod":          "module example.com/greet\n\ngo 1.22\n",
 	"greet/greet.go":  "package greet\n\n// Hello greets name.\nfunc Hello(name string) string {\n\treturn \"Hello, \" + name\n}\n",
@@ -47,11 +59,11 @@ var (
 
 // grantInputs reads the repository's policy, resolver, skill contracts and
 // worker card (the example registry dome ships).
-func grantInputs(t testing.TB) (*grant.Policy, *grant.Index, *a2a.Card) {
+func GrantInputs(t testing.TB) (*grant.Policy, *grant.Index, *a2a.Card) {
 	t.Helper()
 	inputsOnce.Do(func() {
 		read := func(p string) []byte {
-			b, err := os.ReadFile(filepath.Join("../..", p))
+			b, err := os.ReadFile(filepath.Join(Root(), p))
 			if err != nil && inputs.err == nil {
 				inputs.err = err
 			}
@@ -69,9 +81,9 @@ func grantInputs(t testing.TB) (*grant.Policy, *grant.Index, *a2a.Card) {
 			return
 		}
 		cat := &grant.Catalog{Contracts: map[string]*grant.Contract{}}
-		ents, _ := os.ReadDir("../../registry/tools")
+		ents, _ := os.ReadDir(filepath.Join(Root(), "registry/tools"))
 		for _, e := range ents {
-			dir, err := specfilter.OpenDir(filepath.Join("../../registry/tools", e.Name()))
+			dir, err := specfilter.OpenDir(filepath.Join(Root(), "registry/tools", e.Name()))
 			if err != nil {
 				inputs.err = err
 				return
@@ -103,164 +115,166 @@ func grantInputs(t testing.TB) (*grant.Policy, *grant.Index, *a2a.Card) {
 }
 
 // fixture is a run over the greet module with a gateway serving it.
-type fixture struct {
-	t        *testing.T
-	git      *gittest.Repo
-	repo     *gitstore.Repo
-	base     string
-	layout   stack.Layout
-	run      *stack.Run
-	sr       *gateway.StackRun
-	gw       *gateway.Gateway
-	key      signing.PrivateKey
-	store    *grantfile.Store
-	meter    *grant.Meter
-	verifier *grant.Verifier
+type Fixture struct {
+	T        *testing.T
+	Git      *gittest.Repo
+	Repo     *gitstore.Repo
+	Base     string // the base commit
+	Layout   stack.Layout
+	Run      *stack.Run
+	SR       *gateway.StackRun
+	GW       *gateway.Gateway
+	Key      signing.PrivateKey // the coordinator's, trusted by Verifier
+	Store    *grantfile.Store
+	Meter    *grant.Meter
+	Verifier *grant.Verifier
 	mu       sync.Mutex
 	now      time.Time
 }
 
-func fixedKey(kid string, seed byte) signing.PrivateKey {
+func FixedKey(kid string, seed byte) signing.PrivateKey {
 	return signing.PrivateKey{KID: kid, Key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))}
 }
 
-type fixtureOptions struct {
-	maxRefusals int
-	files       map[string]string
+// Options of New.
+type Options struct {
+	MaxRefusals int
+	Files       map[string]string // the module (default GreetFiles)
 }
 
-func newFixture(t *testing.T, o fixtureOptions) *fixture {
+func New(t *testing.T, o Options) *Fixture {
 	t.Helper()
-	f := &fixture{t: t, now: t0.Add(time.Minute)}
-	f.git = gittest.New(t)
-	files := o.files
+	f := &Fixture{T: t, now: T0.Add(time.Minute)}
+	f.Git = gittest.New(t)
+	files := o.Files
 	if files == nil {
-		files = greetFiles
+		files = GreetFiles
 	}
-	f.git.Write(files)
-	f.base = f.git.Commit("greet")
+	f.Git.Write(files)
+	f.Base = f.Git.Commit("greet")
 	var err error
-	if f.repo, err = gitstore.Open(f.git.Dir); err != nil {
+	if f.Repo, err = gitstore.Open(f.Git.Dir); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.repo.Close() })
-	f.layout = stack.NewLayout(filepath.Join(f.git.Dir, "ops", "runs"), "run-1")
-	if _, err := stack.Init(f.repo, f.layout, stack.InitOptions{Base: f.base, CreatedAt: t0, Producer: "test"}); err != nil {
+	t.Cleanup(func() { f.Repo.Close() })
+	f.Layout = stack.NewLayout(filepath.Join(f.Git.Dir, "ops", "runs"), "run-1")
+	if _, err := stack.Init(f.Repo, f.Layout, stack.InitOptions{Base: f.Base, CreatedAt: T0, Producer: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if f.run, err = stack.OpenRun(f.layout, false); err != nil {
+	if f.Run, err = stack.OpenRun(f.Layout, false); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.run.Close() })
-	f.sr = gateway.NewStackRun(f.repo, f.run, stack.SubmitOptions{})
-	f.key = fixedKey("coordinator-1", 1)
-	trusted, err := signing.NewTrustedKeys(f.key.Public())
+	t.Cleanup(func() { f.Run.Close() })
+	f.SR = gateway.NewStackRun(f.Repo, f.Run, stack.SubmitOptions{})
+	f.Key = FixedKey("coordinator-1", 1)
+	trusted, err := signing.NewTrustedKeys(f.Key.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.store, err = grantfile.Open(filepath.Join(f.layout.Root, "grants")); err != nil {
+	if f.Store, err = grantfile.Open(filepath.Join(f.Layout.Root, "grants")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.store.Close() })
-	f.meter = grant.NewMeter()
-	if f.verifier, err = grant.NewVerifier(trusted, grant.Options{Store: f.store, Meter: f.meter, CacheSize: 64}); err != nil {
+	t.Cleanup(func() { f.Store.Close() })
+	f.Meter = grant.NewMeter()
+	if f.Verifier, err = grant.NewVerifier(trusted, grant.Options{Store: f.Store, Meter: f.Meter, CacheSize: 64}); err != nil {
 		t.Fatal(err)
 	}
-	if f.gw, err = gateway.New(gateway.Config{Repo: f.repo, Run: f.sr, Verifier: f.verifier, Meter: f.meter, Now: f.clock, MaxRefusals: o.maxRefusals}); err != nil {
+	if f.GW, err = gateway.New(gateway.Config{Repo: f.Repo, Run: f.SR, Verifier: f.Verifier, Meter: f.Meter, Now: f.Clock, MaxRefusals: o.MaxRefusals}); err != nil {
 		t.Fatal(err)
 	}
 	return f
 }
 
-func (f *fixture) clock() time.Time {
+func (f *Fixture) Clock() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.now
 }
 
-func (f *fixture) setNow(t time.Time) {
+func (f *Fixture) SetNow(t time.Time) {
 	f.mu.Lock()
 	f.now = t
 	f.mu.Unlock()
 }
 
 // attempt is the standard attempt of node "docs".
-func (f *fixture) attempt(node string, n int) gateway.Attempt {
+func (f *Fixture) Attempt(node string, n int) gateway.Attempt {
 	exec := "ne-" + node + "-" + string(rune('0'+n))
 	return gateway.Attempt{RunID: "run-1", WaveID: "wave-1", NodeID: node, NodeExecutionID: exec, TaskID: node + "." + string(rune('0'+n)),
-		WorkerID: "worker-" + node + "-" + string(rune('0'+n)), BaseRef: f.base}
+		WorkerID: "worker-" + node + "-" + string(rune('0'+n)), BaseRef: f.Base}
 }
 
-type issueOptions struct {
-	caps      []string
-	narrow    *grant.Template
-	jti       string
-	at        time.Time
-	ttl       int64
-	notSingle bool
+// IssueOptions shape a grant.
+type IssueOptions struct {
+	Caps      []string // default repo.read, repo.propose
+	Narrow    *grant.Template
+	JTI       string // default jti-<node execution>
+	At        time.Time
+	TTL       int64
+	NotSingle bool // a write grant that is not single-use
 }
 
 // issue derives and issues a worker grant for attempt a.
-func (f *fixture) issue(a gateway.Attempt, o issueOptions) []byte {
-	f.t.Helper()
-	pol, ix, card := grantInputs(f.t)
-	caps := o.caps
+func (f *Fixture) Issue(a gateway.Attempt, o IssueOptions) []byte {
+	f.T.Helper()
+	pol, ix, card := GrantInputs(f.T)
+	caps := o.Caps
 	if caps == nil {
 		caps = []string{"repo.read", "repo.propose"}
 	}
 	d, err := grant.Derive(grant.Sources{Policy: pol, Index: ix, Card: card, CardID: "runtime/dome-worker"},
-		grant.Need{NodeID: a.NodeID, Capabilities: caps, Role: grant.RoleWorker, Narrow: o.narrow, TTLSeconds: o.ttl})
+		grant.Need{NodeID: a.NodeID, Capabilities: caps, Role: grant.RoleWorker, Narrow: o.Narrow, TTLSeconds: o.TTL})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	if o.notSingle {
+	if o.NotSingle {
 		d.Profile.SingleUse = false
 	}
-	at := o.at
+	at := o.At
 	if at.IsZero() {
-		at = t0
+		at = T0
 	}
-	jti := o.jti
+	jti := o.JTI
 	if jti == "" {
 		jti = "jti-" + a.NodeExecutionID
 	}
 	tok, _, err := grant.Issue(d, grant.Binding{RunID: a.RunID, WaveID: a.WaveID, WorkerID: a.WorkerID, NodeExecutionID: a.NodeExecutionID,
-		Issuer: "coordinator-1", IssuedAt: at, JTI: jti, BaseRef: a.BaseRef}, f.key, nil)
+		Issuer: "coordinator-1", IssuedAt: at, JTI: jti, BaseRef: a.BaseRef}, f.Key, nil)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return tok
 }
 
 // serve opens a session for a and serves it on a Unix socket; it returns
 // the session and a client presenting grant.
-func (f *fixture) serve(a gateway.Attempt, tok []byte, onFlood func()) (*gateway.Session, *gateway.Client) {
-	f.t.Helper()
-	s, err := f.gw.Open(a, onFlood)
+func (f *Fixture) Serve(a gateway.Attempt, tok []byte, onFlood func()) (*gateway.Session, *gateway.Client) {
+	f.T.Helper()
+	s, err := f.GW.Open(a, onFlood)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	sock := filepath.Join(f.t.TempDir(), "gw.sock")
+	sock := filepath.Join(f.T.TempDir(), "gw.sock")
 	if err := s.Listen(sock); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	f.t.Cleanup(func() { s.Close() })
+	f.T.Cleanup(func() { s.Close() })
 	return s, gateway.NewUnixClient(sock, tok)
 }
 
 // proposal builds a sealed proposal changing files against the base, as a
 // worker claiming to be someone else would.
-func (f *fixture) proposal(files map[string]string, id string) []byte {
-	return f.proposalAs(files, id, nil)
+func (f *Fixture) Proposal(files map[string]string, id string) []byte {
+	return f.ProposalAs(files, id, nil)
 }
 
 // proposalAs builds it with the worker's claims of attempt a (as dome
 // worker submit makes them), or false claims when a is nil.
-func (f *fixture) proposalAs(files map[string]string, id string, a *gateway.Attempt) []byte {
-	f.t.Helper()
-	var nf []gitstoreFile
+func (f *Fixture) ProposalAs(files map[string]string, id string, a *gateway.Attempt) []byte {
+	f.T.Helper()
+	var nf []patch.NewFile
 	all := map[string]string{}
-	for k, v := range greetFiles {
+	for k, v := range GreetFiles {
 		all[k] = v
 	}
 	for k, v := range files {
@@ -271,27 +285,29 @@ func (f *fixture) proposalAs(files map[string]string, id string, a *gateway.Atte
 		}
 	}
 	for k, v := range all {
-		nf = append(nf, gitstoreFile{k, v})
+		nf = append(nf, patch.NewFile{Path: k, Mode: patch.ModeFile, Data: []byte(v)})
 	}
-	sort.Slice(nf, func(i, j int) bool { return nf[i].path < nf[j].path })
-	o := proposeOptions(f.base, id, nf)
+	sort.Slice(nf, func(i, j int) bool { return nf[i].Path < nf[j].Path })
+	o := stack.ProposeOptions{RunID: "claimed-run", WaveID: "claimed-wave", BaseRef: f.Base, Files: nf, FromFiles: true, DiffSource: "test",
+		ProposalID: id, IntentTags: []string{"docs"}, Worker: stack.WorkerRunMeta{WorkerID: "i-claim-to-be-the-coordinator"},
+		IdempotencyKey: "worker-chosen-key", CreatedAt: T0, Producer: "worker"}
 	if a != nil {
 		o.RunID, o.WaveID, o.IdempotencyKey = a.RunID, a.WaveID, a.NodeExecutionID+":submit_patch:1"
 		o.Worker = stack.WorkerRunMeta{WorkerID: a.WorkerID, NodeID: a.NodeID, NodeExecutionID: a.NodeExecutionID}
 	}
-	res, err := stack.Propose(f.repo, o)
+	res, err := stack.Propose(f.Repo, o)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return res.Doc
 }
 
 // events returns the run's events of a topic.
-func (f *fixture) events(topic string) []ledger.Event {
-	f.t.Helper()
-	evs, err := ledger.Read(f.layout.Root, "run-1")
+func (f *Fixture) Events(topic string) []ledger.Event {
+	f.T.Helper()
+	evs, err := ledger.Read(f.Layout.Root, "run-1")
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	var out []ledger.Event
 	for _, e := range evs {
