@@ -88,7 +88,7 @@ func (c *coordinator) integrate() error {
 		}
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].TaskID < mine[j].TaskID })
-	p := IntegratedPayload{WaveID: wave, BaseRef: c.run.State.BaseRef, Applied: []TaskProposal{}, Redundant: []TaskProposal{}, Reopened: []TaskProposal{},
+	p := IntegratedPayload{WaveID: wave, BaseRef: c.stackState().BaseRef, Applied: []TaskProposal{}, Redundant: []TaskProposal{}, Reopened: []TaskProposal{},
 		Dropped: []TaskProposal{}}
 	err := c.sr.Do(func(r *stack.Run) error {
 		if len(r.State.PlannableProposals()) > 0 {
@@ -202,7 +202,7 @@ func (c *coordinator) finish(ctx context.Context) (*StoppedPayload, error) {
 		}
 		return c.stop(StopConstraintsUnmet, fmt.Sprintf("%d of %d nodes did not pass: %s", len(sum.Failures), sum.Nodes, strings.Join(parts, "; ")))
 	}
-	if len(c.run.State.Applied) == 0 {
+	if len(c.stackState().Applied) == 0 {
 		return c.stop(StopConstraintsMet, "every node passed; no change to promote")
 	}
 	tiers := c.requiredTiers()
@@ -259,7 +259,7 @@ func (c *coordinator) finish(ctx context.Context) (*StoppedPayload, error) {
 // requiredTiers are the validation tiers promotion needs for the head:
 // those of its riskiest layer, every tier when a layer came from a split.
 func (c *coordinator) requiredTiers() []string {
-	st := &c.run.State
+	st := c.stackState()
 	class, split := stack.RiskLow, false
 	rank := map[string]int{stack.RiskLow: 0, stack.RiskMedium: 1, stack.RiskHigh: 2}
 	for _, l := range st.Applied {
@@ -283,11 +283,14 @@ func (c *coordinator) stop(reason, detail string) (*StoppedPayload, error) {
 	if c.halting != "" && reason == c.halting {
 		detail = strings.TrimPrefix(detail, reason+": ")
 	}
-	p := StoppedPayload{Reason: reason, Detail: detail, HeadRef: c.run.State.IntegrationHead, Summary: c.eng.Summary()}
+	if err := c.catchUp(); err != nil {
+		return nil, err
+	}
+	p := StoppedPayload{Reason: reason, Detail: detail, HeadRef: c.stackState().IntegrationHead, Summary: c.eng.Summary()}
 	if c.started.Promote {
 		p.TargetRef = c.started.TargetRef
 	}
-	if st := c.run.State.Promoted; st != nil {
+	if st := c.stackState().Promoted; st != nil {
 		p.Promoted = true
 	}
 	if err := c.record(TopicStopped, p); err != nil {

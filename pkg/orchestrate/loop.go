@@ -31,7 +31,21 @@ import (
 var ErrInterrupted = errors.New("interrupted")
 
 // waveID is the wave the stack is in: the wave every new attempt joins.
-func (c *coordinator) waveID() string { return c.run.State.WaveID }
+func (c *coordinator) waveID() string { return c.rep.v.stackSt.WaveID }
+
+// stackState is the stack's state as the view folded it: the loop reads
+// it without the run's lock (the gateway records concurrently).
+func (c *coordinator) stackState() *stack.State { return &c.rep.v.stackSt }
+
+// events returns the run's events under the run's lock.
+func (c *coordinator) events() []ledger.Event {
+	var evs []ledger.Event
+	c.sr.Do(func(r *stack.Run) error {
+		evs = r.Events()
+		return nil
+	})
+	return evs
+}
 
 // loop runs waves until the run stops.
 func (c *coordinator) loop(ctx context.Context) (StoppedPayload, error) {
@@ -122,7 +136,7 @@ func orDefault(s, d string) string {
 
 // firstTS is when the run started (the time of its first event).
 func (c *coordinator) firstTS() time.Time {
-	evs := c.run.Events()
+	evs := c.events()
 	if len(evs) == 0 {
 		return time.Time{}
 	}
@@ -201,7 +215,7 @@ func (c *coordinator) prepare(d workflow.Decision) (Job, *attempt, DispatchData)
 	task, _ := c.q.Task(d.NodeID)
 	taskID := TaskID(d.NodeID, d.Attempt, d.NodeExecutionID)
 	a := gateway.Attempt{RunID: c.cfg.RunID, WaveID: d.WaveID, NodeID: d.NodeID, NodeExecutionID: d.NodeExecutionID, TaskID: taskID,
-		WorkerID: WorkerID(taskID), BaseRef: c.run.State.BaseRef}
+		WorkerID: WorkerID(taskID), BaseRef: c.stackState().BaseRef}
 	at := &attempt{a: a, attempt: d.Attempt, task: task, cancel: func() {}}
 	dd := DispatchData{Decision: d, TaskSpecRef: "task/" + d.NodeID + "@" + task.Digest}
 	job, err := c.job(d, task, a, at, &dd)
@@ -557,7 +571,11 @@ func (c *coordinator) ack(taskID string) error {
 		return nil
 	}
 	var disp, comp ledger.Event
-	for _, e := range c.run.Events() {
+	evs := c.events()
+	if int(t.Completed) > len(evs) {
+		return fmt.Errorf("task %s: its completion is not in the ledger", taskID)
+	}
+	for _, e := range evs[t.Dispatched-1 : t.Completed] {
 		if e.Sequence == t.Dispatched {
 			disp = e
 		}
@@ -601,7 +619,12 @@ func (c *coordinator) ack(taskID string) error {
 		return err
 	}
 	rel := filepath.ToSlash(filepath.Join("tasks", taskID, TaskResult))
-	digest, _, err := c.run.WriteArtifact(filepath.Join(c.l.Root, rel), doc)
+	var digest string
+	err = c.sr.Do(func(r *stack.Run) error {
+		var err error
+		digest, _, err = r.WriteArtifact(filepath.Join(c.l.Root, rel), doc)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -614,12 +637,13 @@ func (c *coordinator) ack(taskID string) error {
 
 // waveBase is the base commit of a wave.
 func (c *coordinator) waveBase(wave string) string {
-	for _, w := range c.run.State.Waves {
+	st := c.stackState()
+	for _, w := range st.Waves {
 		if w.WaveID == wave {
 			return w.BaseRef
 		}
 	}
-	return c.run.State.BaseRef
+	return st.BaseRef
 }
 
 // recover finishes what the last session left: the decisions the engine

@@ -291,3 +291,127 @@ func TestRun_WavesIntegrateAndPromote(t *testing.T) {
 		t.Fatalf("a stopped run recorded %d more events", len(evs)-rr.Events)
 	}
 }
+
+func TestRun_ConflictReopensOnTheNextBase(t *testing.T) {
+	w := newWorld(t, greet, tools)
+	q := queue(task("bump-a", "bump-a.sh", nil, ""), task("bump-b", "bump-b.sh", nil, ""))
+	out := start(t, w.config("r2", q, func(c *orchestrate.Config) { c.Promote = false }))
+	if out.Stop.Reason != orchestrate.StopConstraintsMet {
+		t.Fatalf("stopped: %+v", out.Stop)
+	}
+	st := out.State
+	if st.Counters.Reopened != 1 || len(st.Waves) < 2 {
+		t.Fatalf("counters %+v waves %d", st.Counters, len(st.Waves))
+	}
+	reopened := st.Waves[0].Reopened
+	if len(reopened) != 1 || !strings.HasPrefix(reopened[0].Reason, "conflict") {
+		t.Fatalf("wave 1 reopened %+v", reopened)
+	}
+	// The reopened node ran again on the head holding the other's change:
+	// its change is the last word.
+	tree := treeAt(t, w.repo, st.IntegrationHead)
+	want := map[string]string{"bump-a": "0.2.0\n", "bump-b": "0.3.0\n"}[reopened[0].NodeID]
+	if tree["VERSION"] != want {
+		t.Fatalf("VERSION %q, want %q (the reopened node's)", tree["VERSION"], want)
+	}
+	rr, err := orchestrate.Replay(stack.NewLayout(filepath.Join(w.git.Dir, "ops", "runs"), "r2"))
+	if err != nil || !rr.Matches {
+		t.Fatalf("replay: %+v %v", rr, err)
+	}
+}
+
+func TestRun_FailuresAreContainedTheRestGoesOn(t *testing.T) {
+	w := newWorld(t, greet, tools)
+	wall := `, "constraints": {"max_wall_seconds": 1}`
+	q := queue(task("docs", "docs.sh", nil, ""), task("broken", "fail.sh", nil, ""), task("after-broken", "docs.sh", []string{"broken"}, ""),
+		task("lazy", "nothing.sh", nil, ""), task("forever", "sleep.sh", nil, wall))
+	out := start(t, w.config("r3", q, func(c *orchestrate.Config) {
+		c.Promote = false
+	}))
+	if out.Stop.Reason != orchestrate.StopConstraintsUnmet {
+		t.Fatalf("stopped: %+v", out.Stop)
+	}
+	reasons := map[string]string{}
+	for _, f := range out.Stop.Summary.Failures {
+		reasons[f.NodeID] = string(f.Status) + " " + f.Reason
+	}
+	for node, want := range map[string]string{"broken": "exit_nonzero", "after-broken": "dependency_failed", "lazy": "missing_output", "forever": "timeout"} {
+		if !strings.Contains(reasons[node], want) {
+			t.Errorf("%s: %q, want %s", node, reasons[node], want)
+		}
+	}
+	if out.State.Counters.Timeouts == 0 {
+		t.Error("no task.timeout recorded")
+	}
+	// docs passed and is on the canvas.
+	if tree := treeAt(t, w.repo, out.State.IntegrationHead); !strings.Contains(tree["README.md"], "greets") {
+		t.Fatalf("docs' change is not on the canvas: %q", tree["README.md"])
+	}
+	l := stack.NewLayout(filepath.Join(w.git.Dir, "ops", "runs"), "r3")
+	if b, err := os.ReadFile(filepath.Join(l.Root, "tasks", "broken.1", "outputs", "_logs", "stderr.log")); err != nil || !strings.Contains(string(b), "failing on purpose") {
+		t.Fatalf("the failing worker's stderr: %q %v", b, err)
+	}
+}
+
+func TestRun_InterruptedThenResumed(t *testing.T) {
+	w := newWorld(t, greet, tools)
+	q := queue(task("docs", "docs.sh", nil, ""), task("tests", "tests.sh", nil, ""), task("changelog", "changelog.sh", []string{"docs"}, ""))
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := w.config("r4", q, nil)
+	cfg.Progress = func(p orchestrate.Progress) {
+		if p.Kind == "running" {
+			cancel() // interrupt as soon as a worker runs
+		}
+	}
+	if _, err := orchestrate.Start(ctx, cfg); err != orchestrate.ErrInterrupted {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	out := start(t, w.config("r4", q, nil))
+	if out.Stop.Reason != orchestrate.StopConstraintsMet || out.State.Counters.Lost == 0 || out.State.Sessions != 2 {
+		t.Fatalf("resumed: %+v counters %+v sessions %d", out.Stop, out.State.Counters, out.State.Sessions)
+	}
+	rr, err := orchestrate.Replay(stack.NewLayout(filepath.Join(w.git.Dir, "ops", "runs"), "r4"))
+	if err != nil || !rr.Matches {
+		t.Fatalf("replay: %+v %v", rr, err)
+	}
+}
+
+func TestRun_CancelAndBudgets(t *testing.T) {
+	w := newWorld(t, greet, tools)
+	q := queue(task("a", "sleep.sh", nil, ""), task("b", "sleep.sh", nil, ""))
+	cfg := w.config("r5", q, nil)
+	done := make(chan *orchestrate.Outcome, 1)
+	running := make(chan bool, 4)
+	cfg.Progress = func(p orchestrate.Progress) {
+		if p.Kind == "running" {
+			running <- true
+		}
+	}
+	go func() {
+		out, err := orchestrate.Start(context.Background(), cfg)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	<-running
+	asked, _, err := orchestrate.Cancel(context.Background(), w.config("r5", q, nil), "enough")
+	if err != nil || !asked {
+		t.Fatalf("cancel: %v %v", asked, err)
+	}
+	select {
+	case out := <-done:
+		if out == nil || out.Stop.Reason != orchestrate.StopCancelled || !strings.Contains(out.Stop.Detail, "enough") {
+			t.Fatalf("cancelled run: %+v", out)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not stop")
+	}
+	// max_total_attempts
+	qb := `{"schema_version": "dome.work.queue/v1", "budgets": {"max_total_attempts": 1, "max_concurrency": 1}, "tasks": [` +
+		task("docs", "docs.sh", nil, "") + "," + task("tests", "tests.sh", nil, "") + `]}`
+	out := start(t, w.config("r6", qb, nil))
+	if out.Stop.Reason != orchestrate.StopBudgetExhausted || out.State.Counters.Attempts != 1 {
+		t.Fatalf("budget: %+v %+v", out.Stop, out.State.Counters)
+	}
+}
