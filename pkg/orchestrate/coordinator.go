@@ -299,7 +299,7 @@ func (c *coordinator) open() error {
 	st := c.rep.v.st.Started
 	if st == nil {
 		return &errkind.InputError{Source: c.l.Root, Problem: "the run's ledger has no " + TopicStarted + " event: it is a stack run, not a wave run",
-			Hint: "use dome stack for it, or start a wave run under another id"}
+			Hint: "see it with dome stack status --run " + c.cfg.RunID + ", or start a wave run under another id"}
 	}
 	if st.QueueDigest != q.Digest() || st.RunPolicyDigest != rp.Digest() {
 		return &errkind.CheckError{Problem: fmt.Sprintf("run %s: %s or %s changed since the run started", c.cfg.RunID, runspec.QueueFile, RunPolicyFile)}

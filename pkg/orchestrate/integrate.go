@@ -125,8 +125,14 @@ func (c *coordinator) integrate() error {
 				case q.Status == stack.StatusSplit:
 					tp.Reason = ReasonConflict + ": only part of the change applied (split)"
 					p.Reopened = append(p.Reopened, tp)
+				case q.Status == stack.StatusRejected && q.RejectedStage == stack.StageApply:
+					tp.Reason = fmt.Sprintf("%s: %s did not apply after the wave's other layers (%s)", ReasonConflict, pr.ProposalID, q.ReasonCode)
+					p.Reopened = append(p.Reopened, tp)
+				case q.Status == stack.StatusRejected && q.RejectedStage == stack.StagePlan:
+					tp.Reason = fmt.Sprintf("%s: the wave's plan left %s out (%s)", ReasonConflict, pr.ProposalID, q.ReasonCode)
+					p.Reopened = append(p.Reopened, tp)
 				default:
-					tp.Reason = fmt.Sprintf("%s: %s %s", ReasonConflict, q.Status, q.ReasonCode)
+					tp.Reason = fmt.Sprintf("%s: %s is %s (%s)", ReasonConflict, pr.ProposalID, q.Status, orDefault(q.ReasonCode, "-"))
 					p.Reopened = append(p.Reopened, tp)
 				}
 				break // a task's first accepted proposal stands for it

@@ -65,7 +65,7 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		p, err := exec.LookPath("bwrap")
 		if err != nil {
 			return nil, &UnavailableError{Code: "bwrap_missing", Detail: "bwrap (bubblewrap) is not installed or not on PATH",
-				Hint: "install the Debian package bubblewrap (apt-get install bubblewrap), or run without a sandbox where the command allows it"}
+				Hint: "install the Debian package bubblewrap (apt-get install bubblewrap), or run workers unconfined with dome run start --sandbox=none (the run manifest records it)"}
 		}
 		s.bwrap = p
 	}
@@ -96,7 +96,7 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	out, err := exec.CommandContext(ctx, s.bwrap, "--version").CombinedOutput()
 	if err != nil {
 		return nil, &UnavailableError{Code: "bwrap_missing", Detail: fmt.Sprintf("%s --version: %v", s.bwrap, err),
-			Hint: "install the Debian package bubblewrap, or run without a sandbox where the command allows it"}
+			Hint: "install the Debian package bubblewrap, or run workers unconfined with dome run start --sandbox=none (the run manifest records it)"}
 	}
 	s.version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
 	s.baseArgs = baseArgs(opt.ReadOnly)
@@ -210,7 +210,7 @@ func (s *Sandbox) probe(ctx context.Context) error {
 	if strings.Contains(low, "namespace") || strings.Contains(low, "uid map") || strings.Contains(low, "operation not permitted") ||
 		strings.Contains(low, "permission denied") {
 		return &UnavailableError{Code: "userns_unavailable", Detail: fmt.Sprintf("bwrap cannot create its namespaces (as uid %d): %s", s.uid, detail),
-			Hint: "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or run without a sandbox where the command allows it"}
+			Hint: "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or run workers unconfined with dome run start --sandbox=none (the run manifest records it)"}
 	}
 	return &UnavailableError{Code: "probe_failed", Detail: "a probe sandbox failed: " + detail, Hint: "run bwrap --unshare-all --ro-bind /usr /usr true to see why"}
 }

@@ -24,7 +24,7 @@ type Scratch struct{}
 // New refuses: bubblewrap needs Linux namespaces.
 func New(context.Context, Options) (*Sandbox, error) {
 	return nil, &UnavailableError{Code: "unsupported_os", Detail: "bubblewrap needs Linux; this is " + runtime.GOOS,
-		Hint: "run workers on Linux, or without a sandbox where the command allows it"}
+		Hint: "run workers on Linux, or unconfined with dome run start --sandbox=none (the run manifest records it)"}
 }
 
 func (s *Sandbox) Version() string                                 { return "" }

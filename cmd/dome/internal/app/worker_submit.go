@@ -63,7 +63,7 @@ func runWorkerSubmit(c *cli.Context, env *Env) error {
 	}
 	if socket == "" {
 		return &errkind.InputError{Source: "--socket", Problem: "no gateway socket: $DOME_GATEWAY_SOCKET is not set",
-			Hint: "run it as a worker of a wave run (dome run), which binds the gateway's socket into the sandbox"}
+			Hint: "run it as a worker of dome run start, which binds the gateway's socket into the sandbox"}
 	}
 	var grant []byte
 	if f := c.String("grant"); f != "" {
@@ -76,7 +76,7 @@ func runWorkerSubmit(c *cli.Context, env *Env) error {
 		grant = []byte(env.Getenv("DOME_GRANT"))
 	}
 	if len(grant) == 0 {
-		return &errkind.InputError{Source: "--grant", Problem: "no grant: $DOME_GRANT is not set", Hint: "a wave run (dome run) hands each worker its grant in $DOME_GRANT"}
+		return &errkind.InputError{Source: "--grant", Problem: "no grant: $DOME_GRANT is not set", Hint: "dome run start hands each worker its grant in $DOME_GRANT"}
 	}
 	atom := c.String("atomicity")
 	switch atom {
