@@ -258,6 +258,15 @@ func (v *view) task(e ledger.Event) error {
 		}
 		t.Status, t.Outcome, t.Reason, t.Detail, t.Completed = TaskCompleted, d.Outcome.Status, d.Outcome.Reason, d.Detail, e.Sequence
 		t.Proposals = nonNil(d.Proposals)
+		withdrawn := map[string]bool{}
+		for _, id := range d.Withdrawn {
+			withdrawn[id] = true
+		}
+		for i := range t.Proposals {
+			if withdrawn[t.Proposals[i].ProposalID] {
+				t.Proposals[i].Status = stack.StatusWithdrawn
+			}
+		}
 		t.Evidence = d.Evidence
 		if d.Gateway != nil {
 			t.Calls, t.Refused = d.Gateway.Calls, d.Gateway.Refused

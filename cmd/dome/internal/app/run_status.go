@@ -137,7 +137,7 @@ func printRunState(env *Env, st *orchestrate.State, l stack.Layout) {
 	c := st.Counters
 	fmt.Fprintf(w, "  waves      %d", len(st.Waves))
 	for i, wv := range st.Waves {
-		sep := ", "
+		sep := "; "
 		if i == 0 {
 			sep = " ("
 		}
