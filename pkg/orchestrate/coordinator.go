@@ -470,7 +470,12 @@ func (c *coordinator) session(resumed bool) error {
 		}
 		binds, err := DomeBinds(dome, c.cfg.Tools, c.cfg.Sandbox.Unconfined(), c.tmp)
 		if err != nil {
-			return err
+			return &errkind.InputError{Source: "--tools", Problem: err.Error()}
+		}
+		for _, b := range binds {
+			if err := c.cfg.Sandbox.CheckBind(b.Src); err != nil {
+				return &errkind.InputError{Source: "--tools", Problem: err.Error(), Hint: "the sandbox's user must read the workers' tools: keep them in a folder others may enter"}
+			}
 		}
 		c.disp = &Local{Repo: c.cfg.Repo, Gateway: c.gw, Sandbox: c.cfg.Sandbox, Binds: binds,
 			OnFlood: func(id string) {

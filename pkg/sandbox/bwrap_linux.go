@@ -576,6 +576,16 @@ func signalName(s syscall.Signal) string {
 	return "signal " + strconv.Itoa(int(s))
 }
 
+// CheckBind says whether the sandbox user can read a bind's source (nil
+// when it can): a caller checks its binds once, before it runs anything.
+func (s *Sandbox) CheckBind(src string) error {
+	if s.none {
+		_, err := os.Stat(src)
+		return err
+	}
+	return s.reachable(src)
+}
+
 // reachable checks that the sandbox user can reach a bind's source: every
 // folder above it traversable by others, and the source itself readable
 // (and, for a folder, traversable) by others.

@@ -36,6 +36,7 @@ func (sc *Scratch) Dir() string                                    { return "" }
 func (sc *Scratch) SocketPath() string                             { return "" }
 func (sc *Scratch) OutputsDir() string                             { return "" }
 func (s *Sandbox) Unconfined() bool                                { return false }
+func (s *Sandbox) CheckBind(string) error                          { return ErrUnavailable }
 
 // NewUnconfined refuses outside Linux too.
 func NewUnconfined(Options) (*Sandbox, error) { return nil, ErrUnavailable }
