@@ -43,6 +43,7 @@ type Config struct {
 	// A new run.
 	Queue           *runspec.Queue
 	QueueBytes      []byte
+	QueueSource     string // where the queue was read (for messages)
 	RunPolicy       *runspec.Policy
 	RunPolicyBytes  []byte
 	RunPolicySource string
@@ -325,7 +326,11 @@ func (c *coordinator) loadInputs() error {
 		return err
 	}
 	c.inputs = in
-	c.derived, err = in.DeriveAll(runspec.QueueFile, c.q)
+	src := c.cfg.QueueSource
+	if src == "" {
+		src = runspec.QueueFile
+	}
+	c.derived, err = in.DeriveAll(src, c.q)
 	return err
 }
 

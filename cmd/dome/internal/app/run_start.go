@@ -198,7 +198,7 @@ func loadNewRun(c *cli.Context, env *Env, repo *gitstore.Repo, cfg *orchestrate.
 	if q.RunID != "" && q.RunID != cfg.RunID {
 		return &errkind.InputError{Source: arg, Field: "/run_id", Problem: fmt.Sprintf("%q, but the run is %q", q.RunID, cfg.RunID), Hint: "leave --run out, or make them the same"}
 	}
-	cfg.Queue, cfg.QueueBytes = q, data
+	cfg.Queue, cfg.QueueBytes, cfg.QueueSource = q, data, arg
 	root := repo.Path()
 	rp, src, err := loadRunPolicy(env, c.String("policy"), root)
 	if err != nil {
