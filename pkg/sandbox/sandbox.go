@@ -32,7 +32,7 @@ const (
 type Limits struct {
 	WallTime    time.Duration // required in effect: the run is killed after it
 	Processes   int           // RLIMIT_NPROC: processes and threads of the sandbox user
-	MemoryBytes int64         // RLIMIT_AS: address space of each process
+	MemoryBytes int64         // RLIMIT_AS: address space of each process (a Go program reserves about 1 GiB of it at start: 4 GiB by default)
 	OpenFiles   int           // RLIMIT_NOFILE
 	FileBytes   int64         // RLIMIT_FSIZE: the largest file a process may write
 	OutputBytes int64         // stdout and stderr are each kept up to this; more kills the run
@@ -41,7 +41,7 @@ type Limits struct {
 
 // DefaultLimits are the limits of a run that sets none.
 func DefaultLimits() Limits {
-	return Limits{WallTime: 5 * time.Minute, Processes: 128, MemoryBytes: 1 << 30, OpenFiles: 256,
+	return Limits{WallTime: 5 * time.Minute, Processes: 128, MemoryBytes: 4 << 30, OpenFiles: 256,
 		FileBytes: 64 << 20, OutputBytes: 1 << 20, TmpBytes: 64 << 20}
 }
 
