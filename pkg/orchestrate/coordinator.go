@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +116,7 @@ type coordinator struct {
 	disp     Dispatcher
 	spawns   spawn.Validator
 	tmp      string
+	removed  string // the last session's work folder, removed
 
 	running  map[string]*attempt // by node execution id
 	results  chan attemptResult
@@ -177,8 +180,8 @@ func Start(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := ledger.CheckRunID(cfg.RunID); err != nil {
 		return nil, &errkind.InputError{Source: "--run", Field: cfg.RunID, Problem: err.Error()}
 	}
-	_, err := os.Stat(c.l.EventsDir())
-	resumed := err == nil
+	var err error
+	resumed := startedBefore(c.l)
 	if resumed {
 		err = c.open()
 	} else {
@@ -213,13 +216,38 @@ func Start(ctx context.Context, cfg Config) (*Outcome, error) {
 	return out, nil
 }
 
+// startedBefore reports whether the run has recorded run.started. A run
+// whose coordinator died before that is started again by create, whose
+// steps repeat safely.
+func startedBefore(l stack.Layout) bool {
+	if _, err := os.Stat(l.EventsDir()); err != nil {
+		return false
+	}
+	evs, err := ledger.Read(l.Root, l.RunID)
+	if err != nil {
+		return true // open reports it
+	}
+	for _, e := range evs {
+		if e.Topic == TopicStarted {
+			return true
+		}
+	}
+	return len(evs) > 0 && !isInitOnly(evs)
+}
+
+// isInitOnly reports whether a ledger holds nothing but a stack's
+// initialization (a wave run that stopped before run.started).
+func isInitOnly(evs []ledger.Event) bool {
+	return len(evs) == 1 && evs[0].Topic == stack.TopicInitialized
+}
+
 // create starts a new run: its folder, the queue and policy it pins, the
 // stack's run, the manifest and run.started.
 func (c *coordinator) create() error {
 	cfg := &c.cfg
 	if cfg.Queue == nil || cfg.RunPolicy == nil || !stack.IsFullSHA(cfg.Base) || !stack.IsFullSHA(cfg.RegistryCommit) {
-		return &errkind.InputError{Source: "--run", Field: cfg.RunID, Problem: "the run does not exist yet: a new run needs a work queue, a base and a registry commit",
-			Hint: "dome run start QUEUE"}
+		return &errkind.InputError{Source: "--run", Field: cfg.RunID, Problem: "the run has not started: a new run needs a work queue, a base and a registry commit",
+			Hint: "dome run start QUEUE (also for a run whose coordinator stopped before it started)"}
 	}
 	c.q, c.rp, c.sp = cfg.Queue, cfg.RunPolicy, cfg.StackPolicy
 	if c.sp == nil {
@@ -257,7 +285,10 @@ func (c *coordinator) create() error {
 	if _, _, err := c.run.WriteArtifact(filepath.Join(c.l.Root, runspec.ManifestFile), mdoc); err != nil {
 		return err
 	}
-	c.started = StartedPayload{ManifestDigest: canonical.Digest(mdoc), QueueDigest: c.q.Digest(), RunPolicyDigest: c.rp.Digest(),
+	if err := c.makeWorkDir(); err != nil {
+		return err
+	}
+	c.started = StartedPayload{WorkDir: c.tmp, ManifestDigest: canonical.Digest(mdoc), QueueDigest: c.q.Digest(), RunPolicyDigest: c.rp.Digest(),
 		StackPolicyDigest: c.sp.Digest(), BaseRef: cfg.Base, RegistryCommit: cfg.RegistryCommit, TargetRef: cfg.Target, Promote: cfg.Promote,
 		Seed: c.run.State.DeterminismSeed, MaxConcurrency: cfg.MaxConcurrency, Sandbox: cfg.SandboxInfo, Dispatcher: c.dispatcherName()}
 	if err := c.newKey(); err != nil {
@@ -462,11 +493,9 @@ func (c *coordinator) session(resumed bool) error {
 	}
 	c.disp = c.cfg.Dispatcher
 	if c.disp == nil {
-		c.tmp, err = os.MkdirTemp(scratchParent(), "dome-run-"+c.cfg.RunID+"-")
-		if err != nil {
+		if err := c.makeWorkDir(); err != nil {
 			return err
 		}
-		os.Chmod(c.tmp, 0o755)
 		dome := c.cfg.DomeBinary
 		if dome != "" && !c.cfg.Sandbox.Unconfined() {
 			if dome, err = copyBinary(dome, filepath.Join(c.tmp, "dome")); err != nil {
@@ -482,7 +511,7 @@ func (c *coordinator) session(resumed bool) error {
 				return &errkind.InputError{Source: "--tools", Problem: err.Error(), Hint: "the sandbox's user must read the workers' tools: keep them in a folder others may enter"}
 			}
 		}
-		c.disp = &Local{Repo: c.cfg.Repo, Gateway: c.gw, Sandbox: c.cfg.Sandbox, Binds: binds,
+		c.disp = &Local{Repo: c.cfg.Repo, Gateway: c.gw, Sandbox: c.cfg.Sandbox, Binds: binds, ScratchParent: c.tmp,
 			OnFlood: func(id string) {
 				select {
 				case c.flooded <- id:
@@ -494,6 +523,63 @@ func (c *coordinator) session(resumed bool) error {
 		return c.recover()
 	}
 	return nil
+}
+
+// makeWorkDir makes the session's folder for the local dispatcher's
+// scratch folders, the workers' dome and their sockets. Its path is
+// written to the run folder's work_dir before the folder is made, so
+// that the next session removes what a coordinator killed with -9 left
+// there (the run's writer lock is held: no other session of the run
+// uses it).
+func (c *coordinator) makeWorkDir() error {
+	if c.tmp != "" || c.cfg.Dispatcher != nil {
+		return nil
+	}
+	c.removed = c.removeLastWorkDir()
+	for i := 0; ; i++ {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		dir := filepath.Join(scratchParent(), workDirPrefix(c.cfg.RunID)+hex.EncodeToString(b[:]))
+		if err := ledger.WriteFileDurable(filepath.Join(c.l.Root, WorkDirFile), []byte(dir+"\n")); err != nil {
+			return err
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			c.tmp = dir
+			return os.Chmod(dir, 0o755)
+		}
+		if !errors.Is(err, fs.ErrExist) || i == 3 {
+			return err
+		}
+	}
+}
+
+// WorkDirFile names, in a run's folder, the work folder of its last
+// session.
+const WorkDirFile = "work_dir"
+
+func workDirPrefix(runID string) string { return "dome-run-" + runID + "-" }
+
+// removeLastWorkDir removes the folder the last session made, when it is
+// still there and named as a session's folder of this run.
+func (c *coordinator) removeLastWorkDir() string {
+	b, err := readlimit.ReadFile(filepath.Join(c.l.Root, WorkDirFile), 4096)
+	if err != nil {
+		return ""
+	}
+	old := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(old) || filepath.Clean(old) != old || !strings.HasPrefix(filepath.Base(old), workDirPrefix(c.cfg.RunID)) {
+		return ""
+	}
+	if fi, err := os.Lstat(old); err != nil || !fi.IsDir() {
+		return ""
+	}
+	if err := sandbox.RemoveAll(old); err != nil {
+		return ""
+	}
+	return old
 }
 
 func scratchParent() string {
@@ -561,7 +647,7 @@ func (c *coordinator) close() {
 		c.run.Close()
 	}
 	if c.tmp != "" {
-		os.RemoveAll(c.tmp)
+		sandbox.RemoveAll(c.tmp)
 	}
 }
 

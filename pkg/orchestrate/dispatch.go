@@ -69,6 +69,9 @@ type Local struct {
 	OnFlood func(execID string)
 	// MaxOutputs bounds what an attempt's outputs folder may hand back.
 	MaxOutputs OutputLimits
+	// ScratchParent is where the attempts' scratch folders go ("": the
+	// sandbox's own).
+	ScratchParent string
 }
 
 // Name is "local".
@@ -94,10 +97,17 @@ func (l *Local) Run(ctx context.Context, job Job, started func()) Result {
 		}
 		return job.Parsed.CheckRead(p) == nil
 	}
-	sc, err := l.Sandbox.NewScratch(func(dir string) error {
+	fill := func(dir string) error {
 		_, err := stack.MaterializeWith(l.Repo, base, dir, keep)
 		return err
-	})
+	}
+	var sc *sandbox.Scratch
+	var err error
+	if l.ScratchParent != "" {
+		sc, err = l.Sandbox.NewScratchIn(l.ScratchParent, fill)
+	} else {
+		sc, err = l.Sandbox.NewScratch(fill)
+	}
 	if err != nil {
 		res.Err = err
 		return res

@@ -61,13 +61,16 @@ type StartedPayload struct {
 	Sandbox           runspec.SandboxInfo `json:"sandbox"`
 	Dispatcher        string              `json:"dispatcher"`
 	Coordinator       KeyRef              `json:"coordinator"`
+	WorkDir           string              `json:"work_dir,omitempty"` // the session's scratch folders (removed by the next session)
 }
 
 // ResumedPayload is run.resumed.
 type ResumedPayload struct {
 	Session     int      `json:"session"`
 	Coordinator KeyRef   `json:"coordinator"`
-	Lost        []string `json:"lost"` // task ids that were running when the last coordinator stopped
+	Lost        []string `json:"lost"`               // task ids that were running when the last coordinator stopped
+	WorkDir     string   `json:"work_dir,omitempty"` // this session's scratch folders
+	Removed     string   `json:"removed,omitempty"`  // the last session's, removed
 }
 
 // GrantRef is what the ledger keeps of an attempt's grant. The grant itself

@@ -660,7 +660,7 @@ func (c *coordinator) recover() error {
 		}
 	}
 	sort.Slice(lost, func(i, j int) bool { return lost[i].Dispatched < lost[j].Dispatched })
-	p := ResumedPayload{Session: c.rep.v.st.Sessions + 1, Coordinator: c.keyRef(), Lost: []string{}}
+	p := ResumedPayload{Session: c.rep.v.st.Sessions + 1, Coordinator: c.keyRef(), Lost: []string{}, WorkDir: c.tmp, Removed: c.removed}
 	for _, t := range lost {
 		p.Lost = append(p.Lost, t.TaskID)
 	}

@@ -55,6 +55,7 @@ type State struct {
 	Status          string              `json:"status"`
 	Started         *StartedPayload     `json:"started"`
 	Sessions        int                 `json:"sessions"`
+	WorkDir         string              `json:"work_dir,omitempty"` // the last session's scratch folders
 	WaveID          string              `json:"wave_id"`
 	BaseRef         string              `json:"base_ref"`
 	IntegrationHead string              `json:"integration_head"`
@@ -171,13 +172,13 @@ func (v *view) fold(e ledger.Event) error {
 		if err := decodeData(e.Payload, &p); err != nil {
 			return err
 		}
-		st.Started, st.Sessions = &p, 1
+		st.Started, st.Sessions, st.WorkDir = &p, 1, p.WorkDir
 	case TopicResumed:
 		var p ResumedPayload
 		if err := decodeData(e.Payload, &p); err != nil {
 			return err
 		}
-		st.Sessions = p.Session
+		st.Sessions, st.WorkDir = p.Session, p.WorkDir
 	case stack.TopicTaskDispatched, stack.TopicTaskCompleted, stack.TopicTaskAck, stack.TopicTaskTimeout, stack.TopicTaskProgress:
 		return v.task(e)
 	case TopicDecision:

@@ -228,7 +228,14 @@ type Scratch struct {
 // but not listable by others (0711); the scratch itself is the sandbox
 // user's alone (0700).
 func (s *Sandbox) NewScratch(fill func(dir string) error) (*Scratch, error) {
-	root, err := os.MkdirTemp(s.parent, "dome-sandbox-")
+	return s.NewScratchIn(s.parent, fill)
+}
+
+// NewScratchIn is NewScratch in the folder parent (which the sandbox user
+// must reach): a caller keeps its scratch folders together, to remove
+// what a crash left there.
+func (s *Sandbox) NewScratchIn(parent string, fill func(dir string) error) (*Scratch, error) {
+	root, err := os.MkdirTemp(parent, "dome-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox scratch: %w", err)
 	}
@@ -293,13 +300,7 @@ func (sc *Scratch) Close() error {
 	if sc.root == "" {
 		return nil
 	}
-	filepath.WalkDir(sc.root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	err := os.RemoveAll(sc.root)
+	err := RemoveAll(sc.root)
 	if err == nil {
 		sc.root = ""
 	}

@@ -31,12 +31,15 @@ func (s *Sandbox) Version() string                                 { return "" }
 func (s *Sandbox) LimitsBy() string                                { return "" }
 func (s *Sandbox) User() (int, int)                                { return -1, -1 }
 func (s *Sandbox) NewScratch(func(string) error) (*Scratch, error) { return nil, ErrUnavailable }
-func (s *Sandbox) Run(context.Context, Spec) (Result, error)       { return Result{}, ErrUnavailable }
-func (sc *Scratch) Dir() string                                    { return "" }
-func (sc *Scratch) SocketPath() string                             { return "" }
-func (sc *Scratch) OutputsDir() string                             { return "" }
-func (s *Sandbox) Unconfined() bool                                { return false }
-func (s *Sandbox) CheckBind(string) error                          { return ErrUnavailable }
+func (s *Sandbox) NewScratchIn(string, func(string) error) (*Scratch, error) {
+	return nil, ErrUnavailable
+}
+func (s *Sandbox) Run(context.Context, Spec) (Result, error) { return Result{}, ErrUnavailable }
+func (sc *Scratch) Dir() string                              { return "" }
+func (sc *Scratch) SocketPath() string                       { return "" }
+func (sc *Scratch) OutputsDir() string                       { return "" }
+func (s *Sandbox) Unconfined() bool                          { return false }
+func (s *Sandbox) CheckBind(string) error                    { return ErrUnavailable }
 
 // NewUnconfined refuses outside Linux too.
 func NewUnconfined(Options) (*Sandbox, error) { return nil, ErrUnavailable }
