@@ -116,7 +116,7 @@ func GrantInputs(t testing.TB) (*grant.Policy, *grant.Index, *a2a.Card) {
 
 // fixture is a run over the greet module with a gateway serving it.
 type Fixture struct {
-	T        *testing.T
+	T        testing.TB
 	Git      *gittest.Repo
 	Repo     *gitstore.Repo
 	Base     string // the base commit
@@ -142,7 +142,7 @@ type Options struct {
 	Files       map[string]string // the module (default GreetFiles)
 }
 
-func New(t *testing.T, o Options) *Fixture {
+func New(t testing.TB, o Options) *Fixture {
 	t.Helper()
 	f := &Fixture{T: t, now: T0.Add(time.Minute)}
 	f.Git = gittest.New(t)
@@ -211,7 +211,8 @@ type IssueOptions struct {
 	JTI       string // default jti-<node execution>
 	At        time.Time
 	TTL       int64
-	NotSingle bool // a write grant that is not single-use
+	NotSingle bool  // a write grant that is not single-use
+	MaxCalls  int64 // raises the grant's call budget (benchmarks)
 }
 
 // issue derives and issues a worker grant for attempt a.
@@ -229,6 +230,12 @@ func (f *Fixture) Issue(a gateway.Attempt, o IssueOptions) []byte {
 	}
 	if o.NotSingle {
 		d.Profile.SingleUse = false
+	}
+	if o.MaxCalls > 0 {
+		d.Profile.Budgets.MaxCalls = o.MaxCalls
+		for c := range d.Profile.Budgets.MaxCallsByCapability {
+			d.Profile.Budgets.MaxCallsByCapability[c] = o.MaxCalls
+		}
 	}
 	at := o.At
 	if at.IsZero() {

@@ -34,6 +34,9 @@ type Session struct {
 	proposals []ProposalRef
 	meta      map[string]ProposalMeta
 	profileID string // of the grant the session's calls presented
+	flushing  bool   // a flusher records full batches
+	flushErr  error  // the first error recording them
+	flushWG   sync.WaitGroup
 
 	srv *http.Server
 	ln  net.Listener
@@ -106,9 +109,13 @@ func (s *Session) Close() (Summary, error) {
 		cancel()
 		srv.Close()
 	}
+	s.flushWG.Wait()
 	err := s.flush(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.flushErr != nil {
+		err = s.flushErr
+	}
 	sum := Summary{Calls: s.n, Charged: s.charged, Refused: s.refused, Flooded: s.flooded, Proposals: append([]ProposalRef{}, s.proposals...)}
 	if len(s.meta) > 0 {
 		sum.Metadata = map[string]ProposalMeta{}
@@ -165,6 +172,35 @@ func (s *Session) done(rec CallRecord, recordNow bool) bool {
 	s.recorded++
 	s.pending = append(s.pending, rec)
 	return len(s.pending) >= batchCalls
+}
+
+// flushLater records full batches off the calls' path: one flusher at a
+// time, until less than a batch is pending (Close records the rest).
+func (s *Session) flushLater() {
+	s.mu.Lock()
+	if s.flushing {
+		s.mu.Unlock()
+		return
+	}
+	s.flushing = true
+	s.flushWG.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.flushWG.Done()
+		for {
+			err := s.flush(false)
+			s.mu.Lock()
+			if err != nil && s.flushErr == nil {
+				s.flushErr = err
+			}
+			if err != nil || len(s.pending) < batchCalls {
+				s.flushing = false
+				s.mu.Unlock()
+				return
+			}
+			s.mu.Unlock()
+		}
+	}()
 }
 
 // flush records the pending call records (all, or full batches only).
