@@ -159,3 +159,12 @@ if command -v git >/dev/null && command -v go >/dev/null; then
     run stack replay --run demo
   )
 fi
+
+# Waves of sandboxed workers (examples/waves): a dozen Python workers over a
+# small module, each with only the gateway's socket and its grant; five are
+# hostile (.git/config, the network, a call flood, a sleeper, a write outside
+# its roots) and fail with their reason codes while the rest is stacked.
+if command -v git >/dev/null && command -v python3 >/dev/null && command -v go >/dev/null; then
+  chmod 711 "$out" # the sandbox user reaches the workers' tools below it
+  examples/waves/run.sh "$dome" "$out/waves"
+fi

@@ -136,6 +136,7 @@ func commands(env *Env) []*cli.Command {
 		newGrantCommand(env),
 		newSpawnCommand(env),
 		newWorkflowCommand(env),
+		newWorkerCommand(env),
 	}
 	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments
 	return cmds
