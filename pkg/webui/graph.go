@@ -210,12 +210,14 @@ type Drawing struct {
 	Bands         []Band // one per group (wave), behind the boxes
 }
 
-// Box is a node's rectangle; Text is its label cut to fit, Full the whole label.
+// Box is a node's rectangle; Text is its label cut to fit, Full the whole
+// label; URL, when set, is the page the box links to.
 type Box struct {
 	X, Y, W, H int
 	TX, TY     int
 	Text, Full string
 	Class      string
+	URL        string
 }
 
 // Line is an edge: a straight segment or, for dotted links, a quadratic curve.
