@@ -129,10 +129,12 @@ func agentRunOf(l stack.Layout, events []ledger.Event) *AgentRun {
 		a.Error = err.Error()
 	}
 	byID := map[string]int{}
-	attempt := func(s *AgentStep, n int) *AgentAttempt {
-		for i := range s.Attempts {
-			if s.Attempts[i].Attempt == n {
-				return &s.Attempts[i]
+	// The attempt a step.finished ends: the last one of its number still
+	// open (a resumed run numbers its attempts again from 1).
+	attempt := func(s *AgentStep, n int, exec string) *AgentAttempt {
+		for i := len(s.Attempts) - 1; i >= 0; i-- {
+			if a := &s.Attempts[i]; a.Attempt == n && a.ExecutionID == exec && a.Finished == 0 {
+				return a
 			}
 		}
 		return nil
@@ -198,7 +200,7 @@ func agentRunOf(l stack.Layout, events []ledger.Event) *AgentRun {
 			if err != nil {
 				return fail(e, err)
 			}
-			at := attempt(s, p.Attempt)
+			at := attempt(s, p.Attempt, p.ExecutionID)
 			if at == nil {
 				s.Attempts = append(s.Attempts, AgentAttempt{Attempt: p.Attempt, ExecutionID: p.ExecutionID})
 				at = &s.Attempts[len(s.Attempts)-1]
