@@ -71,10 +71,16 @@ type attemptView struct {
 	Acked        int64
 	Calls        []callRow
 	CallsOmitted int
+	Refusals     []refusal // the recorded refused calls by reason
 	Result       *orchestrate.TaskResultPayload
 	ResultError  string
 	Logs         []logTail
 	Problems     []string // events of the attempt that do not decode
+	// Integrated is what became of the attempt's proposal when its wave
+	// was integrated ("applied", "already there", "reopened", "dropped").
+	Integrated  string
+	IntegratedX string // the checkpoint, or the reason
+	IntegratedW string // the wave
 }
 
 // callRow is one gateway call of an attempt; a write carries its
@@ -84,6 +90,12 @@ type callRow struct {
 	Sequence   int64
 	ProposalID string
 	Meta       *gateway.ProposalMeta
+}
+
+// refusal counts an attempt's refused calls of one reason code.
+type refusal struct {
+	Reason string
+	Count  int
 }
 
 // logTail is the end of a log an attempt left.
@@ -145,9 +157,30 @@ func (h *Handler) nodePage(w http.ResponseWriter, r *http.Request) {
 			d.Params = buf.String()
 		}
 	}
+	type fate struct{ what, x, wave string }
+	fates := map[string]fate{}
+	for _, wr := range v.Wave.Waves {
+		if in := wr.Integration; in != nil {
+			for _, set := range []struct {
+				what string
+				tps  []orchestrate.TaskProposal
+			}{{"applied", in.Applied}, {"already there", in.Redundant}, {"reopened", in.Reopened}, {"dropped", in.Dropped}} {
+				for _, tp := range set.tps {
+					x := tp.Reason
+					if set.what == "applied" {
+						x = tp.Checkpoint
+					}
+					fates[tp.TaskID] = fate{set.what, x, wr.WaveID}
+				}
+			}
+		}
+	}
 	for _, t := range v.Wave.Attempts {
 		if t.NodeID == id {
-			d.Attempts = append(d.Attempts, attemptOf(l, t, evs[t.TaskID]))
+			a := attemptOf(l, t, evs[t.TaskID])
+			f := fates[t.TaskID]
+			a.Integrated, a.IntegratedX, a.IntegratedW = f.what, f.x, f.wave
+			d.Attempts = append(d.Attempts, a)
 		}
 	}
 	h.render(w, r, http.StatusOK, "node.html", page{Title: "Node " + id + " of run " + v.RunID, Crumbs: runCrumbs(v, "node "+id), Data: d})
@@ -212,6 +245,19 @@ func attemptOf(l stack.Layout, t orchestrate.TaskView, evs []ledger.Event) attem
 		}
 	}
 	sort.SliceStable(a.Calls, func(i, j int) bool { return a.Calls[i].N < a.Calls[j].N })
+	byReason := map[string]int{}
+	for _, c := range a.Calls {
+		if c.Status != http.StatusOK {
+			r := c.Reason
+			if r == "" {
+				r = c.Code
+			}
+			byReason[r]++
+		}
+	}
+	for _, r := range sortedKeys(byReason) {
+		a.Refusals = append(a.Refusals, refusal{r, byReason[r]})
+	}
 	if len(a.Calls) > maxCallsShown {
 		a.CallsOmitted += len(a.Calls) - maxCallsShown
 		a.Calls = a.Calls[:maxCallsShown]
