@@ -39,14 +39,17 @@ const (
 
 // runLog is one run's events and the state at the last of them.
 type runLog struct {
-	mu      sync.Mutex
-	layout  stack.Layout
-	events  []ledger.Event
-	kind    string // decided at the first event
-	state   stack.State
-	foldErr error // the first event that did not fold; folding stops there
-	readErr error // the last refresh's read error
-	read    time.Time
+	mu        sync.Mutex
+	layout    stack.Layout
+	events    []ledger.Event
+	kind      string // decided at the first event
+	state     stack.State
+	foldErr   error     // the first event that did not fold; folding stops there
+	readErr   error     // the last refresh's read error
+	read      time.Time // when the events folder was last listed
+	listedMod time.Time // its modification time then
+	// latestView is the view at the last event (see viewAt).
+	latestView *RunView
 
 	// A wave run: its pinned queue and run policy, the coordinator's fold,
 	// and where each task's events and the plans are in the ledger.
@@ -76,12 +79,21 @@ func (c *runCache) get(l stack.Layout) *runLog {
 // refresh reads the events appended since the last call and folds them.
 // It holds rl.mu: callers read events and state under the same lock.
 func (rl *runLog) refresh() error {
-	if _, err := os.Stat(rl.layout.EventsDir()); err != nil {
+	fi, err := os.Stat(rl.layout.EventsDir())
+	if err != nil {
 		return &inputError{Detail: fmt.Sprintf("No run %q in the runs folder.", rl.layout.RunID), Hint: "runs are folders with an events/ ledger under the runs folder (dome serve --ops DIR)"}
 	}
+	// A writer renames each event into the folder, which changes its
+	// modification time. When that time is the one seen at the last
+	// listing, and was already a second old then (so no later write can
+	// share its clock tick), nothing was appended: the folder of a
+	// thousand-event run is not listed again on every request.
+	now := time.Now()
+	if rl.readErr == nil && !rl.listedMod.IsZero() && fi.ModTime().Equal(rl.listedMod) && rl.read.Sub(rl.listedMod) > time.Second {
+		return nil
+	}
 	evs, err := ledger.ReadFrom(rl.layout.Root, rl.layout.RunID, int64(len(rl.events)))
-	rl.readErr = err
-	rl.read = time.Now()
+	rl.readErr, rl.read, rl.listedMod = err, now, fi.ModTime()
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,19 @@ func (h *Handler) viewAt(l stack.Layout, seq int64) (*RunView, []ledger.Event, e
 		cp.Latest = latest
 		return &cp, evs, nil
 	}
+	// The view at the latest event is kept with the run, not in the cache:
+	// a run followed live has a new latest view at every event, and a
+	// thousand-node run's views are large. One that someone asks for once
+	// the ledger has grown (its permalink) moves to the cache.
+	if lv := rl.latestView; lv != nil && lv.Sequence == seq {
+		if seq < latest {
+			h.cache.put(key, lv)
+			rl.latestView = nil
+		}
+		cp := *lv
+		cp.Latest = latest
+		return &cp, evs, nil
+	}
 	var v *RunView
 	switch {
 	case rl.kind == kindAgent:
@@ -67,7 +80,11 @@ func (h *Handler) viewAt(l stack.Layout, seq int64) (*RunView, []ledger.Event, e
 	if rl.kind == kindWave {
 		h.addWave(v, rl, evs, seq == latest)
 	}
-	h.cache.put(key, v)
+	if seq == latest {
+		rl.latestView = v
+	} else {
+		h.cache.put(key, v)
+	}
 	return v, evs, nil
 }
 

@@ -36,6 +36,13 @@ type WaveNodeRow struct {
 	Level int    // its wave in the graph (1-based; 0: not in the graph)
 	Group string // priority group
 	Last  *orchestrate.TaskView
+	URL   string // its page
+	Class string // statusClass of its status
+	// LastText is the last attempt's id and outcome; Calls its gateway
+	// calls and Refused the refused ones.
+	LastText string
+	Calls    string
+	Refused  int
 }
 
 // WaveRow is one wave with its plans and its integration.
@@ -116,9 +123,15 @@ func (h *Handler) addWave(v *RunView, rl *runLog, evs []ledger.Event, latest boo
 	}
 	w.Nodes = make([]WaveNodeRow, 0, len(st.Nodes))
 	for _, n := range st.Nodes {
-		row := WaveNodeRow{NodeView: n, Level: level[n.NodeID], Group: group[n.NodeID]}
+		row := WaveNodeRow{NodeView: n, Level: level[n.NodeID], Group: group[n.NodeID], URL: nodeURL(v.Base, n.NodeID), Class: statusClass(n.Status)}
 		if i, ok := last[n.NodeID]; ok {
-			row.Last = &w.Attempts[i]
+			t := &w.Attempts[i]
+			row.Last, row.Calls, row.Refused = t, strconv.Itoa(t.Calls), t.Refused
+			if t.Outcome != "" {
+				row.LastText = t.TaskID + " " + t.Outcome + " " + t.Reason
+			} else {
+				row.LastText = t.TaskID + " " + t.Status
+			}
 		}
 		w.Nodes = append(w.Nodes, row)
 	}
