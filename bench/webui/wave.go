@@ -27,6 +27,9 @@ func waveRun(dome, work string, n int, fresh bool) (string, time.Duration, error
 	if err != nil {
 		return "", 0, err
 	}
+	if work, err = filepath.Abs(work); err != nil {
+		return "", 0, err
+	}
 	queue := waveQueue(n)
 	dir := filepath.Join(work, fmt.Sprintf("wave-%d", n))
 	repo := filepath.Join(dir, "repo")
