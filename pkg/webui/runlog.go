@@ -57,7 +57,7 @@ type runLog struct {
 	queue     *runspec.Queue
 	policy    *runspec.Policy
 	waveErr   error             // the queue or the run policy does not load
-	stopped   bool              // run.stopped folded
+	stoppedAt int64             // the sequence of run.stopped (0: not yet)
 	byTask    map[string][]int  // task id -> indexes of its task.* and gateway.* events
 	plans     []wavePlan        // stack.plan.computed, in order
 	integrate []waveIntegration // run.integrated, in order
@@ -116,8 +116,11 @@ func (rl *runLog) refresh() error {
 			continue
 		case kindWave:
 			rl.index(i, e)
-			if rl.wave != nil && rl.wave.Apply(e) == nil && e.Topic == orchestrate.TopicStopped {
-				rl.stopped = true
+			if rl.wave != nil {
+				rl.wave.Apply(e) // its error is the view's to show
+			}
+			if e.Topic == orchestrate.TopicStopped && rl.stoppedAt == 0 {
+				rl.stoppedAt = e.Sequence
 			}
 		}
 		if rl.foldErr == nil {
@@ -184,7 +187,7 @@ func (rl *runLog) ended() bool {
 	case kindAgent:
 		return rl.finished
 	case kindWave:
-		return rl.stopped
+		return rl.stoppedAt > 0
 	}
 	return rl.foldErr == nil && rl.state.Promoted != nil
 }

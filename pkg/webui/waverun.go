@@ -72,6 +72,9 @@ func (h *Handler) addWave(v *RunView, rl *runLog, evs []ledger.Event, latest boo
 	v.Wave, v.Kind = w, kindWave
 	if rl.waveErr != nil {
 		w.Error = rl.waveErr.Error()
+		if v.Ended = rl.stoppedAt > 0 && rl.stoppedAt <= v.Sequence; v.Ended {
+			v.EndReason = "stopped"
+		}
 		return
 	}
 	var st orchestrate.State
@@ -92,10 +95,12 @@ func (h *Handler) addWave(v *RunView, rl *runLog, evs []ledger.Event, latest boo
 		w.Error = err.Error()
 	}
 	// A wave run has ended when it stopped (its promotion, if any, came
-	// before).
+	// before), even if its ledger does not fold that far.
 	v.Ended, v.EndReason = false, ""
 	if s := st.Stopped; s != nil {
 		v.Ended, v.EndReason = true, "stopped: "+s.Reason
+	} else if rl.stoppedAt > 0 && rl.stoppedAt <= v.Sequence {
+		v.Ended, v.EndReason = true, "stopped (its run.stopped event does not fold)"
 	}
 
 	level, group := map[string]int{}, map[string]string{}
