@@ -134,6 +134,7 @@ func TestWebUIBrowser(t *testing.T) {
 	// markup in its task).
 	waves := wavesRun(t, root)
 	run(root, "dome", "workflow", "run", "planner", agentTask, "--exec", "examples/agent-exec/echo-model.sh", "--ops", filepath.Join(waves, "repo/ops/runs"), "--run", "plan-demo")
+	run(root, "dome", "workflow", "run", "repo-scout", "fuzz", "--exec", "examples/agent-exec/echo-model.sh", "--ops", filepath.Join(waves, "repo/ops/runs"), "--run", "scout-demo")
 
 	demo := startUI(t, root, "--store", store, "--ops", filepath.Join(stackRepo, "ops/runs"), "--ui-trusted", filepath.Join(work, "keys/coordinator-demo.trusted.json"))
 	waveUI := startUI(t, filepath.Join(waves, "repo"), "--store", store)
@@ -218,8 +219,8 @@ func TestWebUIBrowser(t *testing.T) {
 
 	checked += 6
 	checked += checkWavePages(t, b, waveUI, waves, shots)
-	if checked != 59 {
-		t.Errorf("the browser loaded %d pages, want 59 (update the count here and in docs/web.md)", checked)
+	if checked != 60 {
+		t.Errorf("the browser loaded %d pages, want 60 (update the count here and in docs/web.md)", checked)
 	}
 
 	// The live page follows the open run: a proposal submitted while the

@@ -96,6 +96,8 @@ func checkWavePages(t *testing.T, b *browser, base, waves, shots string) int {
 		{"/ui/runs/plan-demo/", []string{"agent run", "planner", "<script>window.__domePwned='agent task'</script><b>agents</b>", "writer", "reviewer",
 			"house-style", "succeeded", "checkpoint after step 3"}},
 		{"/ui/runs/plan-demo/at/3/", []string{"incomplete", "outline"}},
+		{"/ui/runs/scout-demo/", []string{"repo-scout", "Tool grants", "repo-read/get_base_ref: succeeded", "repo-read/list_tree: succeeded", "repo-read/grep: succeeded",
+			"3 tool calls", "runtime/dome-worker"}},
 	}
 	for _, pg := range pages {
 		b.check(t, base+pg.path, shots, pg.want, nil)
