@@ -29,8 +29,9 @@ import (
 
 // TestWebUIBrowser loads every page of the web view in headless Chromium
 // (the Debian package): make demo's registry (this repository at HEAD),
-// its signed actions and its stack run, then a small registry with two
-// releases (one signed) and a hostile tool. For each page it checks the
+// its signed actions, its stack run, its wave run (examples/waves) and an
+// agent run, then a small registry with two releases (one signed) and a
+// hostile tool. For each page it checks the
 // text the browser shows, takes a screenshot (kept in $DOME_UI_SCREENSHOTS
 // when set), and fails on a script error, a Content-Security-Policy
 // violation or a dialog; the hostile tool's script and markup must show as
@@ -41,6 +42,7 @@ func TestWebUIBrowser(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git binary not found")
 	}
+	needPython(t)
 	if testing.Short() {
 		t.Skip("-short: the browser test starts Chromium")
 	}
@@ -127,7 +129,15 @@ func TestWebUIBrowser(t *testing.T) {
 	run(reg, "dome", "release", "demo", "v2.0.0", "--sign-key", keyPriv)
 	head := strings.TrimSpace(run(reg, "git", "rev-parse", "HEAD"))
 
+	// make demo's wave run (examples/waves, as scripts/demo.sh runs it) and
+	// an agent run beside it (dome workflow run, as the demo runs it, with
+	// markup in its task).
+	waves := wavesRun(t, root)
+	run(root, "dome", "workflow", "run", "planner", agentTask, "--exec", "examples/agent-exec/echo-model.sh", "--ops", filepath.Join(waves, "repo/ops/runs"), "--run", "plan-demo")
+	run(root, "dome", "workflow", "run", "repo-scout", "fuzz", "--exec", "examples/agent-exec/echo-model.sh", "--ops", filepath.Join(waves, "repo/ops/runs"), "--run", "scout-demo")
+
 	demo := startUI(t, root, "--store", store, "--ops", filepath.Join(stackRepo, "ops/runs"), "--ui-trusted", filepath.Join(work, "keys/coordinator-demo.trusted.json"))
+	waveUI := startUI(t, filepath.Join(waves, "repo"), "--store", store)
 	hostile := startUI(t, reg, "--store", store, "--ui-keyring", keyPub)
 
 	shots := os.Getenv("DOME_UI_SCREENSHOTS")
@@ -180,6 +190,7 @@ func TestWebUIBrowser(t *testing.T) {
 	for _, pg := range pages {
 		b.check(t, demo+pg.path, shots, pg.want, nil)
 	}
+	checked := len(pages)
 	// The demo run ended: its page is static.
 	if n := b.eval(t, demo+"/ui/runs/demo/", `document.scripts.length`); n != float64(0) {
 		t.Errorf("the ended run's page has %v scripts", n)
@@ -204,6 +215,12 @@ func TestWebUIBrowser(t *testing.T) {
 		if n := b.eval(t, hostile+pg.path, `document.querySelectorAll("main script, main img, main iframe, main svg[onload], main style, main h1 + h1").length`); n != float64(0) {
 			t.Errorf("%s: %v hostile elements in the page", pg.path, n)
 		}
+	}
+
+	checked += 6
+	checked += checkWavePages(t, b, waveUI, waves, shots)
+	if checked != 60 {
+		t.Errorf("the browser loaded %d pages, want 60 (update the count here and in docs/web.md)", checked)
 	}
 
 	// The live page follows the open run: a proposal submitted while the

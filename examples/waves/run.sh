@@ -40,7 +40,8 @@ chmod -R o+rX "$work/tools"
 
 cp "$here/work.queue.json" "$work/work.queue.json"
 run run validate "$work/work.queue.json"
-run run graph "$work/work.queue.json" --format mermaid | tee "$work/graph.mmd"
+printf '\n$ dome run graph %s --format mermaid\n' "$work/work.queue.json"
+"$dome" run graph "$work/work.queue.json" --format mermaid | tee "$work/graph.mmd"
 "$dome" run graph "$work/work.queue.json" --format dot > "$work/graph.dot"
 printf '(also drawn for Graphviz: %s)\n' "$work/graph.dot"
 

@@ -225,6 +225,14 @@ func LoadRun(runDir, runID string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FoldRun(runDir, evs)
+}
+
+// FoldRun folds events read from the ledger of the run in runDir (the
+// first len(evs) of them: a reader following a run that goes on folds
+// what it has read), with LoadRun's checks; runDir only names the event
+// files in errors.
+func FoldRun(runDir string, evs []ledger.Event) (*Record, error) {
 	if len(evs) == 0 {
 		return nil, ErrNoRun
 	}

@@ -28,7 +28,9 @@
 // and reopens), so Replay re-derives each SchedulingDecision from the
 // queue, the run policy, the seed and the ledger, byte for byte, and folds
 // the run's State (run.state.json: the engine's state, the tasks, the waves
-// and the have/need view of every node). A coordinator killed at any point
+// and the have/need view of every node); a Follower folds the same way one
+// event at a time, for a reader that follows a ledger while it grows (the
+// web view). A coordinator killed at any point
 // resumes from the ledger: decisions derived but not yet recorded are
 // recorded, attempts that were running are reported lost (run again without
 // being charged, their proposals withdrawn and their grants revoked),

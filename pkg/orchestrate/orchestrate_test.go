@@ -1,6 +1,7 @@
 package orchestrate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -272,6 +273,7 @@ func TestRun_WavesIntegrateAndPromote(t *testing.T) {
 	if !rr.Matches || rr.Decisions < 3 || rr.Unrecorded != 0 || !rr.Stack.Equal {
 		t.Fatalf("replay: %+v", rr)
 	}
+	checkFollower(t, l, rr)
 	// Each task's result is durable and acknowledged.
 	for id, tk := range st.Tasks {
 		if tk.Status != orchestrate.TaskAcked {
@@ -413,5 +415,41 @@ func TestRun_CancelAndBudgets(t *testing.T) {
 	out := start(t, w.config("r6", qb, nil))
 	if out.Stop.Reason != orchestrate.StopBudgetExhausted || out.State.Counters.Attempts != 1 {
 		t.Fatalf("budget: %+v %+v", out.Stop, out.State.Counters)
+	}
+}
+
+// checkFollower follows the run's ledger event by event: the state at the
+// end is Replay's, byte for byte, and a state taken halfway does not change
+// as later events are folded.
+func checkFollower(t *testing.T, l stack.Layout, rr *orchestrate.ReplayResult) {
+	t.Helper()
+	q, rp, err := orchestrate.LoadRunFiles(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := ledger.Read(l.Root, l.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := orchestrate.NewFollower(q, rp, l.RunID)
+	var half orchestrate.State
+	var halfBytes []byte
+	for i, e := range evs {
+		if err := f.Apply(e); err != nil {
+			t.Fatalf("follow: %v", err)
+		}
+		if i == len(evs)/2 {
+			half = f.State()
+			halfBytes, _ = half.Marshal()
+		}
+	}
+	end := f.State()
+	got, _ := end.Marshal()
+	want, _ := rr.State.Marshal()
+	if !bytes.Equal(got, want) || f.Unrecorded() != 0 {
+		t.Fatalf("the followed state is not Replay's (unrecorded %d):\n%s\n%s", f.Unrecorded(), got, want)
+	}
+	if again, _ := half.Marshal(); !bytes.Equal(again, halfBytes) {
+		t.Fatal("a state taken halfway changed as later events were folded")
 	}
 }

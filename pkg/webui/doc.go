@@ -5,8 +5,13 @@
 // with their versions, deprecations and verification state) and run pages
 // (a stack run's proposals, plan with its order, rejections and graph,
 // checkpoints on the integration ref, validation reports, the evidence chain
-// behind a promotion, and the run's ledger), live while the run goes on
-// through server-sent events fed by the ledger.
+// behind a promotion, and the run's ledger; a wave run's coordinator state
+// folded by pkg/orchestrate with every scheduling decision re-derived, its
+// waves with their plans and integrations, its nodes on the dome run graph
+// drawing and each node's attempts with their grants, gateway calls and
+// task results; an agent run's steps, attempts, checkpoints and output,
+// folded by pkg/agent), live while the run goes on through server-sent
+// events fed by the ledger.
 //
 // Pages are rendered on the server with html/template: everything that
 // comes from a spec, a profile, a proposal, a ledger or a store is data and
@@ -19,6 +24,7 @@
 // is answered with a redirect to the commit it names.
 //
 // The package reads through pkg/registry, pkg/release, pkg/specfilter,
-// pkg/specdiff, pkg/action, pkg/stack, pkg/workflow and pkg/ledger and is
+// pkg/specdiff, pkg/action, pkg/stack, pkg/workflow, pkg/orchestrate,
+// pkg/agent and pkg/ledger and is
 // imported by nothing but cmd/. It writes nothing: no ref, no file, no lock.
 package webui

@@ -22,10 +22,13 @@ func funcs() template.FuncMap {
 			}
 			return no
 		},
-		"lower": strings.ToLower,
-		"runAt": runAtURL,
-		"dict":  dict,
-		"seg":   url.PathEscape,
+		"lower":       strings.ToLower,
+		"runAt":       runAtURL,
+		"dict":        dict,
+		"seg":         url.PathEscape,
+		"nodeURL":     nodeURL,
+		"waveURL":     waveURL,
+		"statusClass": statusClass,
 	}
 }
 

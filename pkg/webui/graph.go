@@ -210,20 +210,29 @@ type Drawing struct {
 	Bands         []Band // one per group (wave), behind the boxes
 }
 
-// Box is a node's rectangle; Text is its label cut to fit, Full the whole label.
+// Box is a node's rectangle; Text is its label cut to fit, Full the whole
+// label; URL, when set, is the page the box links to. Pos, HalfW and W
+// are what the SVG writes (a box is drawn relative to its corner).
 type Box struct {
 	X, Y, W, H int
 	TX, TY     int
 	Text, Full string
+	Cut        bool // Text is shorter than Full: Full is the box's tooltip
 	Class      string
+	URL        string
+	Pos        string // "X,Y"
+	Width      string
+	HalfW      string
 }
 
-// Line is an edge: a straight segment or, for dotted links, a quadratic curve.
+// Line is an edge: a straight segment or, for dotted links, a quadratic
+// curve; D is its SVG path and Class its classes.
 type Line struct {
 	X1, Y1, X2, Y2, CX, CY int
 	LX, LY                 int
 	Curve, Dotted, Arrow   bool
 	Label                  string
+	D, Class               string
 }
 
 // Band is a group's area with its label.
@@ -330,6 +339,10 @@ func Layout(g *Graph) (*Drawing, error) {
 	for i := range d.Bands {
 		d.Bands[i].W = d.Width - 4
 	}
+	for i := range boxes {
+		b := &boxes[i]
+		b.Pos, b.Width, b.HalfW = strconv.Itoa(b.X)+","+strconv.Itoa(b.Y), strconv.Itoa(b.W), strconv.Itoa(b.W/2)
+	}
 	d.Boxes = boxes
 	for _, e := range g.Edges {
 		a, b := boxes[index[e.From]], boxes[index[e.To]]
@@ -355,6 +368,17 @@ func Layout(g *Graph) (*Drawing, error) {
 		}
 		if l.Curve && l.CX+margin > d.Width {
 			d.Width = l.CX + margin
+		}
+		l.D = "M" + strconv.Itoa(l.X1) + "," + strconv.Itoa(l.Y1)
+		if l.Curve {
+			l.D += " Q" + strconv.Itoa(l.CX) + "," + strconv.Itoa(l.CY)
+		} else {
+			l.D += " L"
+		}
+		l.D += " " + strconv.Itoa(l.X2) + "," + strconv.Itoa(l.Y2)
+		l.Class = "edge"
+		if l.Dotted {
+			l.Class = "edge dotted"
 		}
 		d.Lines = append(d.Lines, l)
 	}
@@ -418,7 +442,7 @@ func makeBox(nd GraphNode) Box {
 	if w < 60 {
 		w = 60
 	}
-	return Box{W: w, H: boxH, Text: text, Full: nd.Label, Class: nd.Class}
+	return Box{W: w, H: boxH, Text: text, Full: nd.Label, Cut: text != nd.Label, Class: nd.Class}
 }
 
 func abs(x int) int {

@@ -76,7 +76,7 @@ func (h *Handler) runLive(w http.ResponseWriter, r *http.Request) {
 				topics = append(topics, e.Topic)
 			}
 		}
-		ended := rl.foldErr == nil && rl.state.Promoted != nil
+		ended := rl.ended()
 		rl.mu.Unlock()
 		if err != nil {
 			b, _ := json.Marshal(map[string]string{"error": err.Error()})

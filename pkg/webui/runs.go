@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/stack"
@@ -52,15 +53,38 @@ func (h *Handler) viewAt(l stack.Layout, seq int64) (*RunView, []ledger.Event, e
 		cp.Latest = latest
 		return &cp, evs, nil
 	}
+	// The view at the latest event is kept with the run, not in the cache:
+	// a run followed live has a new latest view at every event, and a
+	// thousand-node run's views are large. One that someone asks for once
+	// the ledger has grown (its permalink) moves to the cache.
+	if lv := rl.latestView; lv != nil && lv.Sequence == seq {
+		if seq < latest {
+			h.cache.put(key, lv)
+			rl.latestView = nil
+		}
+		cp := *lv
+		cp.Latest = latest
+		return &cp, evs, nil
+	}
 	var v *RunView
-	if seq == latest && rl.foldErr == nil {
+	switch {
+	case rl.kind == kindAgent:
+		v = buildAgentView(l, evs, seq, latest)
+	case seq == latest && rl.foldErr == nil:
 		v = h.buildView(l, &rl.state, evs, seq, latest, nil)
 		cloneView(v)
-	} else {
+	default:
 		st, err := stack.Fold(l.RunID, evs)
 		v = h.buildView(l, &st, evs, seq, latest, err)
 	}
-	h.cache.put(key, v)
+	if rl.kind == kindWave {
+		h.addWave(v, rl, evs, seq == latest)
+	}
+	if seq == latest {
+		rl.latestView = v
+	} else {
+		h.cache.put(key, v)
+	}
 	return v, evs, nil
 }
 
@@ -155,30 +179,68 @@ func (h *Handler) runLatest(w http.ResponseWriter, r *http.Request) {
 		p.Live = runURL(v.RunID) + "live?after=" + strconv.FormatInt(v.Sequence, 10)
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	h.renderRun(w, r, p, v)
+}
+
+// renderRun renders a run's overview: an agent run's steps, or a stack or
+// wave run's state.
+func (h *Handler) renderRun(w http.ResponseWriter, r *http.Request, p page, v *RunView) {
+	if v.Kind == kindAgent {
+		p.Data = v
+		h.render(w, r, http.StatusOK, "agentrun.html", p)
+		return
+	}
 	h.render(w, r, http.StatusOK, "run.html", p)
 }
 
-// runPageData is the run page: the view and, for a wave run, its drawn graph.
+// runPageData is the run page: the view and, for a wave run, its drawn
+// graph (each node classed by its status and linked to its page).
 type runPageData struct {
 	*RunView
 	QueueDrawing   *Drawing
 	QueueDrawError string
 }
 
+// queueDrawing is a work queue's graph drawn once per queue digest, with
+// the node id of each box.
+type queueDrawing struct {
+	d     *Drawing
+	err   string
+	nodes []string
+}
+
 func (h *Handler) runPageData(v *RunView) runPageData {
 	d := runPageData{RunView: v}
 	if q := v.Queue; q != nil && q.Error == "" {
-		type drawn struct {
-			d   *Drawing
-			err string
-		}
-		dr, _ := cached(h.cache, "queuegraph\x00"+q.Digest, func() (drawn, error) {
-			d, err := draw(q.Mermaid)
-			return drawn{d, err}, nil
+		dr, _ := cached(h.cache, "queuegraph\x00"+q.Digest, func() (queueDrawing, error) {
+			return drawQueue(q), nil
 		})
 		d.QueueDrawing, d.QueueDrawError = dr.d, dr.err
+		if v.Wave != nil {
+			d.QueueDrawing = colorGraph(dr.d, dr.nodes, v.Wave, v.Base)
+		}
 	}
 	return d
+}
+
+// drawQueue lays out the queue's Mermaid text (dome run graph --format
+// mermaid: node n<k> is the graph's k-th node).
+func drawQueue(q *QueueView) queueDrawing {
+	g, err := ParseMermaid(q.Mermaid)
+	if err != nil {
+		return queueDrawing{err: err.Error()}
+	}
+	d, err := Layout(g)
+	if err != nil {
+		return queueDrawing{err: err.Error()}
+	}
+	nodes := make([]string, len(g.Nodes))
+	for i, n := range g.Nodes {
+		if k, err := strconv.Atoi(strings.TrimPrefix(n.ID, "n")); err == nil && k >= 1 && k <= len(q.Order) {
+			nodes[i] = q.Order[k-1]
+		}
+	}
+	return queueDrawing{d: d, nodes: nodes}
 }
 
 func (h *Handler) runPage(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +248,22 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.render(w, r, http.StatusOK, "run.html", page{Title: "Run " + v.RunID + " at event " + strconv.FormatInt(v.Sequence, 10), Crumbs: runCrumbs(v, ""), Data: h.runPageData(v)})
+	h.renderRun(w, r, page{Title: "Run " + v.RunID + " at event " + strconv.FormatInt(v.Sequence, 10), Crumbs: runCrumbs(v, ""), Data: h.runPageData(v)}, v)
+}
+
+// agentRunJSON is an agent run's run.json: the view's header and the run
+// (the stack's parts do not apply).
+type agentRunJSON struct {
+	RunID     string    `json:"run_id"`
+	Kind      string    `json:"kind"`
+	Sequence  int64     `json:"sequence"`
+	EventID   string    `json:"event_id"`
+	TS        string    `json:"ts"`
+	Latest    int64     `json:"latest_sequence"`
+	Ended     bool      `json:"ended"`
+	EndReason string    `json:"ended_because,omitempty"`
+	FoldError string    `json:"fold_error,omitempty"`
+	Agent     *AgentRun `json:"agent_run"`
 }
 
 // runJSON answers the same view as JSON.
@@ -200,7 +277,12 @@ func (h *Handler) runJSON(w http.ResponseWriter, r *http.Request) {
 	defer h.bufs.Put(buf)
 	enc := json.NewEncoder(buf)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	var doc any = v
+	if v.Kind == kindAgent {
+		doc = agentRunJSON{RunID: v.RunID, Kind: v.Kind, Sequence: v.Sequence, EventID: v.EventID, TS: v.TS, Latest: v.Latest,
+			Ended: v.Ended, EndReason: v.EndReason, FoldError: v.FoldError, Agent: v.Agent}
+	}
+	if err := enc.Encode(doc); err != nil {
 		h.fail(w, r, "encode run "+v.RunID, err)
 		return
 	}

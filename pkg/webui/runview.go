@@ -21,10 +21,12 @@ import (
 // is the same for everyone who asks for that sequence. Stack runs fill the
 // proposal, plan, layer, validation and promotion parts; ControlEvents
 // (task.*) fill Tasks; a run folder with a work.queue.json fills Queue, the
-// TaskSpec graph of a wave run, its nodes in topological waves.
+// TaskSpec graph of a wave run, its nodes in topological waves, and Wave,
+// the coordinator's state (dome run start); an agent run (dome workflow
+// run) fills Agent only.
 type RunView struct {
 	RunID     string `json:"run_id"`
-	Kind      string `json:"kind"` // "stack", or "wave" when the folder has a work queue
+	Kind      string `json:"kind"` // "stack"; "wave" when the folder has a work queue; "agent"
 	Sequence  int64  `json:"sequence"`
 	EventID   string `json:"event_id"`
 	TS        string `json:"ts"`
@@ -55,6 +57,8 @@ type RunView struct {
 	Promoted    *stack.PromotedPayload      `json:"promoted"`
 	Tasks       []stack.TaskState           `json:"tasks"`
 	Queue       *QueueView                  `json:"queue,omitempty"`
+	Wave        *WaveRun                    `json:"wave_run,omitempty"`
+	Agent       *AgentRun                   `json:"agent_run,omitempty"`
 
 	// Base is the URL of this view (…/at/<sequence>/); not in the JSON.
 	Base string `json:"-"`
@@ -107,6 +111,7 @@ type QueueView struct {
 	Error   string      `json:"error,omitempty"`
 	Waves   [][]NodeRow `json:"waves"`
 	Nodes   int         `json:"nodes"`
+	Order   []string    `json:"-"` // node ids in the graph's order (the Mermaid text's n1, n2, ...)
 	Mermaid string      `json:"-"`
 	Dot     string      `json:"-"`
 }
@@ -210,6 +215,9 @@ func (h *Handler) loadQueue(l stack.Layout, st *stack.State) *QueueView {
 			return qv, nil
 		}
 		qv.Digest, qv.Nodes = q.Digest(), g.Len()
+		for i := 0; i < g.Len(); i++ {
+			qv.Order = append(qv.Order, g.Node(i).ID)
+		}
 		for _, level := range g.Levels() {
 			var wave []NodeRow
 			for _, i := range level {

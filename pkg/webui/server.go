@@ -84,6 +84,14 @@ type Handler struct {
 // stop does not wait for them.
 func (h *Handler) Shutdown() { h.stop.Do(func() { close(h.done) }) }
 
+// SetLogger sends the errors behind 500 answers to l (the server's log,
+// which exists only once the server runs); call it before serving.
+func (h *Handler) SetLogger(l *slog.Logger) {
+	if l != nil {
+		h.log = l
+	}
+}
+
 // New returns the web view's handler.
 func New(opts Options) (*Handler, error) {
 	if opts.Poll <= 0 {
@@ -138,6 +146,9 @@ func New(opts Options) (*Handler, error) {
 	m.HandleFunc("GET "+p+"/runs/{run}/at/{seq}/validations/{report}/{$}", h.validationPage)
 	m.HandleFunc("GET "+p+"/runs/{run}/at/{seq}/evidence/{$}", h.evidencePage)
 	m.HandleFunc("GET "+p+"/runs/{run}/at/{seq}/events/{$}", h.eventsPage)
+	m.HandleFunc("GET "+p+"/runs/{run}/at/{seq}/tasks/{$}", h.tasksPage)
+	m.HandleFunc("GET "+p+"/runs/{run}/at/{seq}/nodes/{node}/{$}", h.nodePage)
+	m.HandleFunc("GET "+p+"/runs/{run}/at/{seq}/waves/{wave}/{$}", h.wavePage)
 	m.HandleFunc(p+"/", h.fallback)
 	h.mux = m
 	return h, nil

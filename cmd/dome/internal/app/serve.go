@@ -115,6 +115,7 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 	const maxHeaderBytes = 64 << 10
 	var handler http.Handler = h
 	if opts.UI != nil {
+		opts.UI.SetLogger(logger)
 		handler = withUI(h, opts.UI, logger, opts.AccessLog)
 	}
 	srv := &http.Server{
