@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/dome-registry/dome/pkg/canonical"
 )
 
