@@ -1,6 +1,9 @@
 package yamlevent
 
-import "strconv"
+import (
+	"io"
+	"strconv"
+)
 
 // This file is dome's, not upstream's: the exported event API over the
 // libyaml port that go.yaml.in/yaml/v3 keeps unexported (the other files
@@ -62,11 +65,15 @@ type Event struct {
 }
 
 // Error is a syntax error, reported as yaml.v3 reports it: Line is 0 when
-// the parser does not know it.
+// the parser does not know it. Err is the error of the reader, when reading
+// failed.
 type Error struct {
 	Line    int
 	Problem string
+	Err     error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Line > 0 {
@@ -75,11 +82,36 @@ func (e *Error) Error() string {
 	return "yaml: " + e.Problem
 }
 
-// Parser reads the events of one YAML stream held in memory.
+// Parser reads the events of one YAML stream.
 type Parser struct {
 	p   yaml_parser_t
 	ev  yaml_event_t
 	err error
+	in  *errReader
+}
+
+// errReader keeps the reader's error, which the parser only has as text.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// NewReaderParser returns a parser that reads the stream from r as it goes
+// (in small reads: give it a buffered reader), so that the input is never
+// held whole.
+func NewReaderParser(r io.Reader) *Parser {
+	p := &Parser{in: &errReader{r: r}}
+	yaml_parser_initialize(&p.p)
+	yaml_parser_set_input_reader(&p.p, p.in)
+	return p
 }
 
 // NewParser returns a parser over data (which it reads, never modifies).
@@ -167,7 +199,11 @@ func (p *Parser) fail() error {
 	if msg == "" {
 		msg = "unknown problem parsing YAML content"
 	}
-	return &Error{Line: line, Problem: msg}
+	e := &Error{Line: line, Problem: msg}
+	if p.in != nil && p.p.error == yaml_READER_ERROR {
+		e.Err = p.in.err
+	}
+	return e
 }
 
 // ShortTag writes a resolved tag as yaml.v3's Node.Tag holds it:
