@@ -16,7 +16,11 @@ WORKDIR /src
 # santhosh-tekuri/jsonschema is replaced in there.
 COPY go.mod go.sum go.work go.work.sum ./
 COPY third_party/ third_party/
-RUN go mod download
+# GOWORK=off: in workspace mode go mod download fetches the whole module
+# graph, SDKs of other clouds that dependencies only require for packages dome
+# never builds (openai-go's bedrock and azure); by go.mod it fetches what the
+# main module's packages need. The build below uses go.work again.
+RUN GOWORK=off go mod download
 COPY . .
 ARG VERSION=dev
 ARG COMMIT=

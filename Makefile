@@ -6,6 +6,9 @@ TAGS      ?= urfave_cli_no_docs
 BIN       ?= bin/dome
 FUZZTIME  ?= 30s
 TESTFLAGS ?=
+# TESTJSON=FILE: make test also keeps the go test -json output in FILE,
+# headed by the commit (what dome trace check --results reads).
+TESTJSON  ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
@@ -22,11 +25,15 @@ build: ## build bin/dome
 demo: build ## run the main job on the example registry in this repo
 	./scripts/demo.sh $(BIN)
 
-test: ## run every test (unit, CLI scripts, conformance short form)
+test: ## run every test (unit, CLI scripts, conformance short form); TESTJSON=FILE keeps go test -json output
+ifeq ($(strip $(TESTJSON)),)
 	$(GO) test -count=1 -timeout 20m $(TESTFLAGS) ./...
+else
+	GO=$(GO) ./scripts/testjson.sh $(TESTJSON) -count=1 -timeout 20m $(TESTFLAGS) ./...
+endif
 
-conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
-	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/
+conformance: ## patch engine vs git (trees, patch ids, git am commit ids, --3way onto grandparents; xdiff's diffs and merges of each changed file): 600 simulated commits (DOME_CONFORMANCE_COMMITS), plus DOME_CONFORMANCE_REPO=path if set
+	DOME_CONFORMANCE_COMMITS=$${DOME_CONFORMANCE_COMMITS:-600} $(GO) test -count=1 -timeout 30m -run 'Conformance' -v ./pkg/patch/ ./internal/xdiff/
 
 contract: build ## contract tests of every example tool x profile and the skill contracts (go, ts, python); tsc from npm ci --prefix contract-tests/ts
 	@for t in petstore ticketing inventory action-registry; do for p in default readonly highrisk; do \

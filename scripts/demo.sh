@@ -40,6 +40,16 @@ run contract-test petstore@HEAD --profile readonly@HEAD
 run agent discover --index examples/hello-agent/mcp.index.json --category audiences
 run agent resolve --agents examples/hello-agent/agents.md --index examples/hello-agent/mcp.index.json --check
 run agent resolve --agents examples/hello-agent/agents.md --index-ref HEAD --lock "$out/agents.lock" --explain
+# Agent profiles (registry/agents at HEAD): pick an agent for a task, then run the planner's
+# four-step workflow (two steps delegated to the writer and the reviewer) on the exec provider,
+# with examples/agent-exec/echo-model.sh standing in for a model; every step and checkpoint is an
+# event under the run's folder. The repo scout's tool steps go through a grant.
+run agent list
+run agent select "plan a documentation change" --explain --limit 3
+run workflow validate planner
+run workflow run planner "plan a README section on agents" --exec examples/agent-exec/echo-model.sh --ops "$out/runs" --run plan-demo
+run workflow status --ops "$out/runs" --run plan-demo --json
+run workflow run repo-scout "fuzz" --exec examples/agent-exec/echo-model.sh --ops "$out/runs" --run scout-demo
 # Contracts: a command in a project compiled into the contract text (catalog at HEAD).
 run contract list --ref HEAD
 run contract resolve --ref HEAD --project acme-web --command create-component --input "Button with variants" --now 2026-01-02T03:04:05Z
@@ -62,8 +72,8 @@ run action deprecate --store "$store" files.move@1.0.0 --undo
 # The same store over HTTP: dome serve on a free loopback port, the API's reads, an idempotent
 # republish (200) and a graceful stop (SIGTERM).
 if command -v curl >/dev/null; then
-  printf '\n$ dome serve --store %s --addr 127.0.0.1:0 &\n' "$store"
-  ACTION_REGISTRY_API_KEY=demo-only-publish-key-0123456789 "$dome" serve --store "$store" --addr 127.0.0.1:0 2> "$out/serve.log" &
+  printf '\n$ dome serve --ui --store %s --addr 127.0.0.1:0 &\n' "$store"
+  ACTION_REGISTRY_API_KEY=demo-only-publish-key-0123456789 "$dome" serve --ui --store "$store" --addr 127.0.0.1:0 2> "$out/serve.log" &
   serve=$!
   for _ in $(seq 1 100); do grep -q '"msg":"listening"' "$out/serve.log" && break; sleep 0.1; done
   url=$(sed -n 's/.*"msg":"listening".*"url":"\([^"]*\)".*/\1/p' "$out/serve.log")
@@ -73,6 +83,12 @@ if command -v curl >/dev/null; then
   printf '\n$ curl -X POST -H "X-API-Key: ..." --data-binary @registry/actions/http.get/0.1.0.json %s/actions/http.get/versions/0.1.0\n' "$url"
   curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'X-API-Key: demo-only-publish-key-0123456789' -H 'Content-Type: application/json' \
     --data-binary @registry/actions/http.get/0.1.0.json "$url/actions/http.get/versions/0.1.0"
+  # The web view (docs/web.md): HEAD redirects to its commit; pages are HTML.
+  for path in /ui/registry/HEAD/ /ui/actions/files.move/; do
+    printf '\n$ curl -L %s%s\n' "$url" "$path"
+    curl -sL -w '%{http_code} %{url_effective}\n' -o "$out/page.html" "$url$path"
+    sed -n 's/.*<title>\(.*\)<\/title>.*/title: \1/p' "$out/page.html"
+  done
   kill -TERM "$serve"; wait "$serve"
   printf '\n$ tail -3 serve.log\n'; tail -3 "$out/serve.log"
 fi
@@ -142,4 +158,13 @@ if command -v git >/dev/null && command -v go >/dev/null; then
     run stack status --run demo
     run stack replay --run demo
   )
+fi
+
+# Waves of sandboxed workers (examples/waves): a dozen Python workers over a
+# small module, each with only the gateway's socket and its grant; five are
+# hostile (.git/config, the network, a call flood, a sleeper, a write outside
+# its roots) and fail with their reason codes while the rest is stacked.
+if command -v git >/dev/null && command -v python3 >/dev/null && command -v go >/dev/null; then
+  chmod 711 "$out" # the sandbox user reaches the workers' tools below it
+  examples/waves/run.sh "$dome" "$out/waves"
 fi

@@ -14,7 +14,16 @@
 //	          mounts, the limits, pipes, the wall-time watch) against the bare
 //	          "bwrap ... true" with the same arguments (the floor), runs
 //	          interleaved, medians; and a dispatch with its scratch folder
-//	          made and filled from git objects (a 50-file tree) and removed.
+//	          made and filled from git objects (a 50-file tree) and removed;
+//	          and a whole attempt through orchestrate.Local, the dispatcher
+//	          of dome run (scratch tree filtered by the grant, a gateway
+//	          session on its socket, binds, the outputs collected).
+//	gateway:  read_file through pkg/gateway on a worker's Unix socket, the
+//	          grant verified on every call, against git cat-file --batch
+//	          reading the same blobs (the peer); see gateway.go.
+//	wave:     a 200-node wave end to end, dome run start (bubblewrap, and
+//	          --sandbox=none) against xargs -P running the same workers then
+//	          dome stack submit/plan/apply (the peer); see wave.go.
 //
 // It prints "workload | dome | floor | ratio" rows and the load average.
 package main
@@ -44,14 +53,20 @@ func main() {
 	work := flag.String("work", "bench/.work/run", "work directory")
 	nodes := flag.Int("nodes", 10000, "nodes of the random DAG")
 	dispatches := flag.Int("dispatches", 40, "sandboxed dispatches per side")
-	only := flag.String("only", "", "run only one part: schedule or dispatch")
+	only := flag.String("only", "", "run only one part: schedule, dispatch, gateway or wave")
+	calls := flag.Int("calls", 100000, "gateway read_file calls")
+	clients := flag.Int("clients", 4, "concurrent gateway clients")
+	waveNodes := flag.Int("wave", 200, "nodes of the end-to-end wave")
+	waveConc := flag.Int("wave-concurrency", 4, "workers at once in the end-to-end wave (both sides)")
 	flag.Parse()
 	must(os.RemoveAll(*work))
 	must(os.MkdirAll(*work, 0o755))
 	w, err := filepath.Abs(*work)
 	must(err)
 	fmt.Printf("load average at start: %s\n", loadAvg())
-	fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "floor", "ratio")
+	if *only == "" || *only == "schedule" || *only == "dispatch" {
+		fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "floor", "ratio")
+	}
 	if *only == "" || *only == "schedule" {
 		schedule(*nodes)
 		hostile(100000)
@@ -63,6 +78,16 @@ func main() {
 	}
 	if *only == "" || *only == "dispatch" {
 		dispatch(w, *dispatches)
+	}
+	if *only == "" || *only == "gateway" {
+		fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "peer", "ratio")
+		gatewayReads(*calls, *clients)
+	}
+	if (*only == "" || *only == "wave") && *dome != "" {
+		d, err := filepath.Abs(*dome)
+		must(err)
+		fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "peer", "ratio")
+		wave(d, w, *waveNodes, *waveConc)
 	}
 	fmt.Printf("load average at end: %s\n", loadAvg())
 }
@@ -304,7 +329,9 @@ func dispatch(work string, n int) {
 	must(err)
 	defer sc.Close()
 	floorArgs := bareArgs(sc.Dir())
-	var domeT, floorT, fullT []time.Duration
+	la := newLocalAttempts(sb, files)
+	defer la.close()
+	var domeT, floorT, fullT, localT []time.Duration
 	for i := 0; i < n+3; i++ {
 		t0 := time.Now()
 		res, err := sb.Run(ctx, sandbox.Spec{Argv: []string{"true"}, Scratch: sc})
@@ -330,13 +357,15 @@ func dispatch(work string, n int) {
 		}
 		must(sc2.Close())
 		full := time.Since(t2)
+		local := la.run(ctx)
 		if i >= 3 { // warm-up
-			domeT, floorT, fullT = append(domeT, d), append(floorT, f), append(fullT, full)
+			domeT, floorT, fullT, localT = append(domeT, d), append(floorT, f), append(fullT, full), append(localT, local)
 		}
 	}
 	dm, fm, full := median(domeT), median(floorT), median(fullT)
 	row(fmt.Sprintf("sandboxed dispatch of \"true\" (median of %d; floor: bare bwrap true)", n), dm, fm)
 	row("  with its scratch made from git objects (50 files) and removed", full, fm)
+	row("  a whole attempt, orchestrate.Local (+ gateway session, outputs)", median(localT), fm)
 	fmt.Printf("  bwrap %s, sandbox user uid %d, limits by %s; target: dispatch at most 1.5x the floor\n", sb.Version(), uidOf(sb), sb.LimitsBy())
 }
 

@@ -82,6 +82,10 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			e.Setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
 			e.Setenv("TZ", "UTC")
 			e.Setenv("DOME_ROOT", root)
+			// the dome command the scripts run, for scripts that take its path
+			if p, err := exec.LookPath("dome"); err == nil {
+				e.Setenv("DOME_BIN", p)
+			}
 			e.Setenv("SHARED", shared)
 			for k, v := range goEnv {
 				e.Setenv(k, v)
@@ -123,6 +127,19 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// ID, sealed again unsigned. dome stack propose cannot make
 			// it: it refuses such diffs itself.
 			"forgeproposal": forgeProposal,
+			// sharedtmp NAME: set $NAME to a new folder under /tmp that other
+			// users can reach (a sandbox's user must read the workers' tools
+			// there; $WORK is private), removed when the script ends.
+			"sharedtmp": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: sharedtmp NAME")
+				}
+				dir, err := os.MkdirTemp("/tmp", "dome-script-")
+				ts.Check(err)
+				ts.Check(os.Chmod(dir, 0o755))
+				ts.Defer(func() { os.RemoveAll(dir) })
+				ts.Setenv(args[0], dir)
+			},
 			// ciscript KIND FILE JOB OUT: the commands of a CI template's job as a bash script.
 			"ciscript": ciScript,
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -57,6 +57,9 @@ func TestLayering(t *testing.T) {
 			if strings.HasPrefix(rel, "pkg/") && strings.HasPrefix(irel, "cmd/") {
 				t.Errorf("%s imports %s: pkg/ must not import cmd/", rel, irel)
 			}
+			if irel == "pkg/webui" && !strings.HasPrefix(rel, "cmd/") && !strings.HasPrefix(rel, "bench/") {
+				t.Errorf("%s imports pkg/webui: the web view sits on top of the packages it shows; only cmd/ (and benchmarks) use it", rel)
+			}
 			if foundations[rel] && strings.HasPrefix(irel, "pkg/") && !foundations[irel] {
 				t.Errorf("%s (a foundation) imports %s (a capability)", rel, irel)
 			}

@@ -211,7 +211,7 @@ func TestDockerfile_BuildStage(t *testing.T) {
 }
 
 // TestDockerfile_ModuleStage replays the build stage's first steps: the files
-// its COPY instructions take before `RUN go mod download`, alone in a
+// its COPY instructions take before `RUN GOWORK=off go mod download`, alone in a
 // folder, must be enough to download every module (go.work and the patched
 // copy in third_party/ included), here from this machine's module cache.
 func TestDockerfile_ModuleStage(t *testing.T) {
@@ -221,7 +221,7 @@ func TestDockerfile_ModuleStage(t *testing.T) {
 	}
 	var copies []string
 	for _, l := range dockerfile(t) {
-		if strings.HasPrefix(l, "RUN go mod download") {
+		if strings.HasPrefix(l, "RUN GOWORK=off go mod download") {
 			break
 		}
 		if f := strings.Fields(l); f[0] == "COPY" && !strings.HasPrefix(f[1], "--") {
@@ -248,7 +248,7 @@ func TestDockerfile_ModuleStage(t *testing.T) {
 	cache := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
 	cmd := exec.Command(gocmd, "mod", "download")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOMODCACHE="+filepath.Join(dir, ".modcache"), "GOPROXY=file://"+cache, "GOSUMDB=off", "GOWORK=")
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOMODCACHE="+filepath.Join(dir, ".modcache"), "GOPROXY=file://"+cache, "GOSUMDB=off", "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go mod download with only %v: %v\n%s", copies, err, b)
 	}

@@ -76,3 +76,25 @@ func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 		t.Error("no SBOM")
 	}
 }
+
+// TestGoreleaser_HooksStayInTheBuildGraph keeps the release hooks from
+// fetching modules dome never builds: in workspace mode (go.work) a bare
+// `go mod download` walks the whole module graph, and a module proxy that
+// refuses one of those versions failed the release check in CI.
+func TestGoreleaser_HooksStayInTheBuildGraph(t *testing.T) {
+	cfg := readYAML(t, filepath.Join(root, ".goreleaser.yaml")).(map[string]any)
+	before, _ := cfg["before"].(map[string]any)
+	hooks, _ := before["hooks"].([]any)
+	if len(hooks) == 0 {
+		t.Fatal(".goreleaser.yaml: before.hooks is empty; the docs check and the completions are gone")
+	}
+	for _, h := range hooks {
+		cmd, _ := h.(string)
+		if m, ok := h.(map[string]any); ok {
+			cmd, _ = m["cmd"].(string)
+		}
+		if strings.Contains(cmd, "go mod download") && !strings.Contains(cmd, "GOWORK=off") {
+			t.Errorf(".goreleaser.yaml: hook %q downloads the whole workspace module graph; drop it or run it with GOWORK=off", cmd)
+		}
+	}
+}

@@ -2,17 +2,17 @@ package xdiff
 
 import "strings"
 
-// Level is how hard Merge works to avoid or narrow conflicts (git's
-// XDL_MERGE_* levels).
+// Level is how hard Merge works to avoid or narrow conflicts.
 type Level int
 
 const (
 	// Minimal: every region both sides change is a conflict.
 	Minimal Level = iota
-	// Eager: identical changes on both sides are not a conflict.
+	// Eager: a region both sides change to the same lines is not a
+	// conflict.
 	Eager
 	// Zealous: conflicts are narrowed to the lines that differ and joined
-	// when fewer than four lines apart (git apply --3way, git merge).
+	// when fewer than four lines apart (git apply --3way).
 	Zealous
 	// ZealousAlnum: Zealous, and conflicts are also joined across lines
 	// holding no letter or digit (git merge-file).
@@ -27,135 +27,136 @@ type MergeOptions struct {
 }
 
 // Conflict is a conflicting region of the result, with the base lines it
-// replaces (0-based, BaseEnd exclusive) as far as they are known.
+// replaces (0-based, BaseEnd exclusive) as far as they are known: a
+// conflict narrowed at the Zealous levels keeps the base range of the
+// changes it came from.
 type Conflict struct {
 	BaseStart, BaseEnd int
 }
 
-// merge is one region of the result (xdmerge_t): mode 0 a conflict, 1 take
-// ours, 2 take theirs, 4 identical after narrowing.
-type merge struct {
-	mode       int
-	i0, chg0   int // base
-	i1, chg1   int // ours
-	i2, chg2   int // theirs
-	next       *merge
-	conflictOf *merge // a conflict narrowed or split from this one keeps its base range
+// outcome is what the result holds for a region.
+type outcome uint8
+
+const (
+	fromOurs   outcome = iota // ours changed it alone, or both alike
+	fromTheirs                // theirs changed it alone
+	conflicted
+)
+
+// region is a stretch of the base that one or both sides changed, with the
+// stretches of ours and theirs that stand for it ([from, to) each).
+type region struct {
+	what    outcome
+	base0   int // the base lines of the changes the region came from
+	base1   int
+	ours0   int
+	ours1   int
+	theirs0 int
+	theirs1 int
 }
 
-// Merge merges ours and theirs, both changed from base, as git's xdl_merge
-// does (normal conflict style), and returns the result with the conflicts
-// in it; no conflicts means a clean merge.
+// Merge merges ours and theirs, both changed from base, and returns the
+// result with conflict markers in it and the conflicts; none means a clean
+// merge. See the package doc for the rules.
 func Merge(base, ours, theirs []byte, opts MergeOptions) ([]byte, []Conflict) {
 	b, o, t := Lines(base), Lines(ours), Lines(theirs)
-	xb1, xo := diff(b, o)
-	xb2, xt := diff(b, t)
-	s1, s2 := script(xb1, xo), script(xb2, xt)
-	if len(s1) == 0 {
+	d1, d2 := Diff(b, o), Diff(b, t)
+	if len(d1) == 0 {
 		return append([]byte(nil), theirs...), nil
 	}
-	if len(s2) == 0 {
+	if len(d2) == 0 {
 		return append([]byte(nil), ours...), nil
 	}
-	m := &merger{b: b, o: o, t: t, opts: opts}
-	changes := m.doMerge(s1, s2)
-	var out strings.Builder
-	var conflicts []Conflict
-	m.fill(&out, changes)
-	for c := changes; c != nil; c = c.next {
-		if c.mode == 0 {
-			conflicts = append(conflicts, Conflict{BaseStart: c.i0, BaseEnd: c.i0 + c.chg0})
-		}
+	m := &merger{base: b, ours: o, theirs: t, opts: opts}
+	m.regions = combine(d1, d2)
+	if opts.Level >= Eager {
+		m.settleIdentical()
 	}
-	return []byte(out.String()), conflicts
+	if opts.Level >= Zealous {
+		m.narrow()
+		m.join(opts.Level >= ZealousAlnum)
+	}
+	out, conflicts := m.write()
+	return out, conflicts
 }
 
 type merger struct {
-	b, o, t []string
-	opts    MergeOptions
+	base, ours, theirs []string
+	opts               MergeOptions
+	regions            []region
 }
 
-// appendMerge adds a region after last, or extends last when the new one
-// touches or overlaps it (then a different mode makes it a conflict).
-func appendMerge(head, last **merge, mode, i0, chg0, i1, chg1, i2, chg2 int) {
-	if m := *last; m != nil && (i1 <= m.i1+m.chg1 || i2 <= m.i2+m.chg2) {
-		if mode != m.mode {
-			m.mode = 0
-		}
-		m.chg0 = i0 + chg0 - m.i0
-		m.chg1 = i1 + chg1 - m.i1
-		m.chg2 = i2 + chg2 - m.i2
-		return
+// combine lays the two change lists over the base: a change that neither
+// overlaps nor touches a change of the other side is taken from its side;
+// changes that do (directly or through others) make one conflicting region.
+func combine(d1, d2 []Change) []region {
+	var out []region
+	end := func(c Change) int { return c.I1 + c.Chg1 }
+	// a side's lines for base lines [from, to), given its first and last
+	// changes inside that range
+	span := func(first, last Change, from, to int) (int, int) {
+		return first.I2 - (first.I1 - from), last.I2 + last.Chg2 + (to - end(last))
 	}
-	m := &merge{mode: mode, i0: i0, chg0: chg0, i1: i1, chg1: chg1, i2: i2, chg2: chg2}
-	if *last != nil {
-		(*last).next = m
-	} else {
-		*head = m
-	}
-	*last = m
-}
-
-// doMerge walks both change lists in base order (xdl_do_merge).
-func (m *merger) doMerge(s1, s2 []Change) *merge {
-	var head, last *merge
-	level := m.opts.Level
-	for len(s1) > 0 && len(s2) > 0 {
-		x1, x2 := s1[0], s2[0]
-		if x1.I1+x1.Chg1 < x2.I1 {
-			appendMerge(&head, &last, 1, x1.I1, x1.Chg1, x1.I2, x1.Chg2, x2.I2-x2.I1+x1.I1, x1.Chg1)
-			s1 = s1[1:]
-			continue
-		}
-		if x2.I1+x2.Chg1 < x1.I1 {
-			appendMerge(&head, &last, 2, x2.I1, x2.Chg1, x1.I2-x1.I1+x2.I1, x2.Chg1, x2.I2, x2.Chg2)
-			s2 = s2[1:]
-			continue
-		}
-		if level == Minimal || x1.I1 != x2.I1 || x1.Chg1 != x2.Chg1 || x1.Chg2 != x2.Chg2 ||
-			!equal(m.o[x1.I2:x1.I2+x1.Chg2], m.t[x2.I2:x2.I2+x2.Chg2]) {
-			off := x1.I1 - x2.I1
-			ffo := off + x1.Chg1 - x2.Chg1
-			i0, i1, i2 := x1.I1, x1.I2, x2.I2
-			if off > 0 {
-				i0 -= off
-				i1 -= off
-			} else {
-				i2 += off
+	i, j := 0, 0
+	for i < len(d1) || j < len(d2) {
+		switch {
+		case j == len(d2) || i < len(d1) && end(d1[i]) < d2[j].I1:
+			c := d1[i]
+			// theirs has no change here: its lines are the base's, shifted
+			shift := shiftBefore(d2, j)
+			out = append(out, region{what: fromOurs, base0: c.I1, base1: end(c), ours0: c.I2, ours1: c.I2 + c.Chg2,
+				theirs0: c.I1 + shift, theirs1: end(c) + shift})
+			i++
+		case i == len(d1) || end(d2[j]) < d1[i].I1:
+			c := d2[j]
+			shift := shiftBefore(d1, i)
+			out = append(out, region{what: fromTheirs, base0: c.I1, base1: end(c), ours0: c.I1 + shift, ours1: end(c) + shift,
+				theirs0: c.I2, theirs1: c.I2 + c.Chg2})
+			j++
+		default:
+			from, to := min(d1[i].I1, d2[j].I1), max(end(d1[i]), end(d2[j]))
+			fi, fj := i, j
+			i, j = i+1, j+1
+			for {
+				if i < len(d1) && d1[i].I1 <= to {
+					to = max(to, end(d1[i]))
+					i++
+				} else if j < len(d2) && d2[j].I1 <= to {
+					to = max(to, end(d2[j]))
+					j++
+				} else {
+					break
+				}
 			}
-			chg0 := x1.I1 + x1.Chg1 - i0
-			chg1 := x1.I2 + x1.Chg2 - i1
-			chg2 := x2.I2 + x2.Chg2 - i2
-			if ffo < 0 {
-				chg0 -= ffo
-				chg1 -= ffo
-			} else {
-				chg2 += ffo
-			}
-			appendMerge(&head, &last, 0, i0, chg0, i1, chg1, i2, chg2)
-		}
-		e1, e2 := x1.I1+x1.Chg1, x2.I1+x2.Chg1
-		if e1 >= e2 {
-			s2 = s2[1:]
-		}
-		if e2 >= e1 {
-			s1 = s1[1:]
+			r := region{what: conflicted, base0: from, base1: to}
+			r.ours0, r.ours1 = span(d1[fi], d1[i-1], from, to)
+			r.theirs0, r.theirs1 = span(d2[fj], d2[j-1], from, to)
+			out = append(out, r)
 		}
 	}
-	for _, x1 := range s1 {
-		appendMerge(&head, &last, 1, x1.I1, x1.Chg1, x1.I2, x1.Chg2, x1.I1+len(m.t)-len(m.b), x1.Chg1)
-	}
-	for _, x2 := range s2 {
-		appendMerge(&head, &last, 2, x2.I1, x2.Chg1, x2.I1+len(m.o)-len(m.b), x2.Chg1, x2.I2, x2.Chg2)
-	}
-	if level >= Zealous {
-		m.refineConflicts(head)
-		m.simplifyNonConflicts(head, level > Zealous)
-	}
-	return head
+	return out
 }
 
-func equal(a, b []string) bool {
+// shiftBefore is how far the changes d[:k] moved the lines after them.
+func shiftBefore(d []Change, k int) int {
+	if k == 0 {
+		return 0
+	}
+	c := d[k-1]
+	return (c.I2 + c.Chg2) - (c.I1 + c.Chg1)
+}
+
+// settleIdentical takes the regions both sides changed alike.
+func (m *merger) settleIdentical() {
+	for k := range m.regions {
+		r := &m.regions[k]
+		if r.what == conflicted && equalLines(m.ours[r.ours0:r.ours1], m.theirs[r.theirs0:r.theirs1]) {
+			r.what = fromOurs
+		}
+	}
+}
+
+func equalLines(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -167,56 +168,49 @@ func equal(a, b []string) bool {
 	return true
 }
 
-// refineConflicts diffs the two sides of each conflict and keeps only the
-// differing parts as conflicts (xdl_refine_conflicts).
-func (m *merger) refineConflicts(c *merge) {
-	for ; c != nil; c = c.next {
-		if c.mode != 0 || c.chg1 == 0 || c.chg2 == 0 {
+// narrow splits each conflict into the hunks of a diff of its two sides:
+// lines the sides share at the ends or in between leave the conflict.
+func (m *merger) narrow() {
+	var out []region
+	for _, r := range m.regions {
+		if r.what != conflicted || r.ours0 == r.ours1 || r.theirs0 == r.theirs1 {
+			out = append(out, r)
 			continue
 		}
-		i1, i2 := c.i1, c.i2
-		xs := Diff(m.o[c.i1:c.i1+c.chg1], m.t[c.i2:c.i2+c.chg2])
-		if len(xs) == 0 {
-			c.mode = 4 // the changes are identical
-			continue
-		}
-		orig := *c
-		c.i1, c.chg1 = xs[0].I1+i1, xs[0].Chg1
-		c.i2, c.chg2 = xs[0].I2+i2, xs[0].Chg2
-		for _, x := range xs[1:] {
-			n := &merge{mode: 0, i0: orig.i0, chg0: orig.chg0, i1: x.I1 + i1, chg1: x.Chg1, i2: x.I2 + i2, chg2: x.Chg2, next: c.next}
-			c.next = n
-			c = n
+		for _, h := range Diff(m.ours[r.ours0:r.ours1], m.theirs[r.theirs0:r.theirs1]) {
+			n := r
+			n.ours0, n.ours1 = r.ours0+h.I1, r.ours0+h.I1+h.Chg1
+			n.theirs0, n.theirs1 = r.theirs0+h.I2, r.theirs0+h.I2+h.Chg2
+			out = append(out, n)
 		}
 	}
+	m.regions = out
 }
 
-// simplifyNonConflicts joins two conflicts with fewer than four lines
-// between them (or, with alnum, only lines without letters or digits).
-func (m *merger) simplifyNonConflicts(c *merge, alnum bool) {
-	if c == nil {
-		return
-	}
-	for c.next != nil {
-		n := c.next
-		begin, end := c.i1+c.chg1, n.i1
-		if c.mode != 0 || n.mode != 0 || end-begin > 3 && (!alnum || containsAlnum(m.o[begin:end])) {
-			c = n
-			continue
+// join merges neighbouring conflicts with at most three lines between them
+// (or, with alnum, any number of lines none of which holds a letter or a
+// digit) into one conflict; both sides then repeat the lines between.
+func (m *merger) join(alnum bool) {
+	var out []region
+	for _, r := range m.regions {
+		if n := len(out); n > 0 && r.what == conflicted && out[n-1].what == conflicted {
+			prev := &out[n-1]
+			gap := m.ours[prev.ours1:r.ours0]
+			if len(gap) <= 3 || alnum && !hasAlnum(gap) {
+				prev.base1 = max(prev.base1, r.base1)
+				prev.ours1, prev.theirs1 = r.ours1, r.theirs1
+				continue
+			}
 		}
-		c.chg1 = n.i1 + n.chg1 - c.i1
-		c.chg2 = n.i2 + n.chg2 - c.i2
-		if e := n.i0 + n.chg0; e > c.i0+c.chg0 {
-			c.chg0 = e - c.i0 // (for reporting only: git leaves the base range alone)
-		}
-		c.next = n.next
+		out = append(out, r)
 	}
+	m.regions = out
 }
 
-func containsAlnum(lines []string) bool {
+func hasAlnum(lines []string) bool {
 	for _, l := range lines {
 		for i := 0; i < len(l); i++ {
-			if c := l[i]; c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			if c := l[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
 				return true
 			}
 		}
@@ -224,109 +218,86 @@ func containsAlnum(lines []string) bool {
 	return false
 }
 
-// fill writes the result (xdl_fill_merge_buffer, normal style, no favor).
-func (m *merger) fill(out *strings.Builder, c *merge) {
-	i := 0
-	for ; c != nil; c = c.next {
-		switch {
-		case c.mode == 0:
-			m.conflictHunk(out, i, c)
-		case c.mode&3 != 0:
-			writeLines(out, m.o[i:c.i1], false, false)
-			if c.mode&1 != 0 {
-				writeLines(out, m.o[c.i1:c.i1+c.chg1], m.crNeeded(c), c.mode&2 != 0)
-			}
-			if c.mode&2 != 0 {
-				writeLines(out, m.t[c.i2:c.i2+c.chg2], false, false)
-			}
-		default:
-			continue
-		}
-		i = c.i1 + c.chg1
-	}
-	writeLines(out, m.o[i:], false, false)
-}
-
-func (m *merger) conflictHunk(out *strings.Builder, i int, c *merge) {
+// write lays out the result: ours between the regions, each region's
+// chosen lines, conflicts between markers.
+func (m *merger) write() ([]byte, []Conflict) {
+	var sb strings.Builder
+	var conflicts []Conflict
 	size := m.opts.MarkerSize
 	if size <= 0 {
 		size = 7
 	}
-	cr := m.crNeeded(c)
-	eol := "\n"
-	if cr {
-		eol = "\r\n"
-	}
-	marker := func(ch byte, label string) {
-		out.WriteString(strings.Repeat(string(ch), size))
+	var eol string
+	marker := func(c byte, label string) {
+		sb.WriteString(strings.Repeat(string(c), size))
 		if label != "" {
-			out.WriteString(" " + label)
+			sb.WriteByte(' ')
+			sb.WriteString(label)
 		}
-		out.WriteString(eol)
+		sb.WriteString(eol)
 	}
-	writeLines(out, m.o[i:c.i1], false, false)
-	marker('<', m.opts.Ours)
-	writeLines(out, m.o[c.i1:c.i1+c.chg1], cr, true)
-	marker('=', "")
-	writeLines(out, m.t[c.i2:c.i2+c.chg2], cr, true)
-	marker('>', m.opts.Theirs)
+	chunk := func(ls []string, terminate bool) {
+		for _, l := range ls {
+			sb.WriteString(l)
+		}
+		if terminate && len(ls) > 0 && !strings.HasSuffix(ls[len(ls)-1], "\n") {
+			sb.WriteString(eol)
+		}
+	}
+	at := 0
+	for _, r := range m.regions {
+		chunk(m.ours[at:r.ours0], false)
+		switch r.what {
+		case fromOurs:
+			chunk(m.ours[r.ours0:r.ours1], false)
+		case fromTheirs:
+			chunk(m.theirs[r.theirs0:r.theirs1], false)
+		default:
+			eol = "\n"
+			if m.crlf(r) {
+				eol = "\r\n"
+			}
+			marker('<', m.opts.Ours)
+			chunk(m.ours[r.ours0:r.ours1], true)
+			marker('=', "")
+			chunk(m.theirs[r.theirs0:r.theirs1], true)
+			marker('>', m.opts.Theirs)
+			conflicts = append(conflicts, Conflict{BaseStart: r.base0, BaseEnd: r.base1})
+		}
+		at = r.ours1
+	}
+	chunk(m.ours[at:], false)
+	return []byte(sb.String()), conflicts
 }
 
-// writeLines copies lines; with addNL a last line without "\n" gets one
-// ("\r\n" with cr).
-func writeLines(out *strings.Builder, lines []string, cr, addNL bool) {
-	for _, l := range lines {
-		out.WriteString(l)
+// crlf reports whether the markers of conflict r end in "\r\n". Each side
+// has a say through the line just before the conflict (its first line when
+// the conflict is at the top), and base through its first line: the
+// markers take "\r\n" when base's says so and neither side's line ends in
+// a bare "\n" (a side without such a line, or whose line is unterminated,
+// says nothing).
+func (m *merger) crlf(r region) bool {
+	before := func(ls []string, at int) eolKind {
+		return eolOf(ls, max(at-1, 0))
 	}
-	if n := len(lines); addNL && n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
-		if cr {
-			out.WriteByte('\r')
-		}
-		out.WriteByte('\n')
-	}
+	return before(m.ours, r.ours0) != lfEOL && before(m.theirs, r.theirs0) != lfEOL && eolOf(m.base, 0) == crlfEOL
 }
 
-// crNeeded: conflict markers and added line ends take "\r\n" when the
-// lines before the region on both sides, and the base's first line, end
-// in "\r\n" (is_cr_needed).
-func (m *merger) crNeeded(c *merge) bool {
-	at := func(i int) int {
-		if i > 0 {
-			return i - 1
-		}
-		return 0
-	}
-	v := eolCRLF(m.o, at(c.i1))
-	if v == 1 {
-		v = eolCRLF(m.t, at(c.i2))
-	}
-	if v == 1 {
-		v = eolCRLF(m.b, 0)
-	}
-	return v == 1
-}
+type eolKind uint8
 
-// eolCRLF: 1 when line i ends in "\r\n", 0 in "\n" alone, -1 unknown (an
-// empty file, or a lone last line without a line end).
-func eolCRLF(lines []string, i int) int {
-	b := func(ok bool) int {
-		if ok {
-			return 1
-		}
-		return 0
+const (
+	noEOL eolKind = iota
+	lfEOL
+	crlfEOL
+)
+
+// eolOf is how line i of ls ends.
+func eolOf(ls []string, i int) eolKind {
+	switch {
+	case i >= len(ls) || !strings.HasSuffix(ls[i], "\n"):
+		return noEOL
+	case strings.HasSuffix(ls[i], "\r\n"):
+		return crlfEOL
 	}
-	n := len(lines)
-	if i < n-1 {
-		return b(strings.HasSuffix(lines[i], "\r\n"))
-	}
-	if n == 0 {
-		return -1
-	}
-	if strings.HasSuffix(lines[i], "\n") {
-		return b(strings.HasSuffix(lines[i], "\r\n"))
-	}
-	if i == 0 {
-		return -1
-	}
-	return b(strings.HasSuffix(lines[i-1], "\r\n"))
+	return lfEOL
 }

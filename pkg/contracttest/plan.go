@@ -476,7 +476,20 @@ func (p *planner) build(cases []*Case) ([]*scenario, map[string]string) {
 		}
 		steps = append(steps, st)
 	}
-	out = append(out, mk("errors:http-statuses", "errors", nil, steps...))
+	// One client counts every call against the probe's budgets: a tight
+	// budget (highrisk's 10 calls a family) splits the statuses over
+	// several clients, each within the budget, so every status is mapped.
+	chunk := len(steps)
+	if lim > 0 && lim < chunk {
+		chunk = lim
+	}
+	for i := 0; i < len(steps); i += chunk {
+		name := "errors:http-statuses"
+		if i > 0 {
+			name = fmt.Sprintf("errors:http-statuses-%d", i/chunk+1)
+		}
+		out = append(out, mk(name, "errors", nil, steps[i:min(i+chunk, len(steps))]...))
+	}
 	st := probeStep()
 	st.mock = []mockRes{{Close: true}}
 	st.golden, st.wantStatus, st.wantErr, st.wantRetry, st.wantRequests = nil, 0, "network_error", true, 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -30,6 +31,12 @@ type Options struct {
 	Env []string
 	// TempDir is where build folders go (default: the system's).
 	TempDir string
+	// Server, when set, answers the golden cases in place of the mock: it
+	// is called once per case and client language and returns a handler
+	// prepared for that case (a real server in the state the case needs).
+	// The request each client sends is still compared with the golden
+	// request, and the answer it gets with the golden response.
+	Server func(caseName string) (http.Handler, error)
 }
 
 // Status of a case or a check.

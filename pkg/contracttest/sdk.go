@@ -104,7 +104,7 @@ func runSDKs(ctx context.Context, opts Options, rep *Report, spec *specOps, case
 		groups := map[string]*CheckResult{}
 		var order []string
 		for i, s := range own {
-			g := groupName(s)
+			g := groupName(s, opts.Server != nil)
 			if groups[g] == nil {
 				groups[g] = &CheckResult{Name: g, Language: lang, Status: Pass}
 				order = append(order, g)
@@ -163,9 +163,12 @@ func runSDKs(ctx context.Context, opts Options, rep *Report, spec *specOps, case
 	sort.Strings(rep.Notes)
 }
 
-func groupName(s *scenario) string {
+func groupName(s *scenario, server bool) string {
 	switch s.kind {
 	case "golden":
+		if server {
+			return "golden cases against the server"
+		}
 		return "golden cases against the mock server"
 	case "loader":
 		return "loader: pins, digests, tampered copies"
@@ -177,7 +180,7 @@ func groupName(s *scenario) string {
 func countGroup(ss []*scenario, g string) int {
 	n := 0
 	for _, s := range ss {
-		if groupName(s) == g {
+		if groupName(s, false) == g || groupName(s, true) == g {
 			n++
 		}
 	}

@@ -65,22 +65,31 @@ type driverOutput struct {
 
 // mockServer answers each scenario step as planned and records what it got.
 type mockServer struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	steps map[string]*step
-	count map[string]int
-	first map[string]*recorded
+	srv    *httptest.Server
+	mu     sync.Mutex
+	steps  map[string]*step
+	count  map[string]int
+	first  map[string]*recorded
+	served map[string]http.Handler // golden steps a real server answers (Options.Server)
 }
 
-func newMock(scenarios []*scenario) *mockServer {
-	m := &mockServer{steps: map[string]*step{}, count: map[string]int{}, first: map[string]*recorded{}}
+func newMock(scenarios []*scenario, server func(string) (http.Handler, error)) (*mockServer, error) {
+	m := &mockServer{steps: map[string]*step{}, count: map[string]int{}, first: map[string]*recorded{}, served: map[string]http.Handler{}}
 	for _, s := range scenarios {
 		for i, st := range s.Steps {
-			m.steps[fmt.Sprintf("%s#%d", s.Name, i)] = st
+			key := fmt.Sprintf("%s#%d", s.Name, i)
+			m.steps[key] = st
+			if server != nil && s.kind == "golden" && st.golden != nil {
+				h, err := server(s.caseName)
+				if err != nil {
+					return nil, fmt.Errorf("the server of golden case %s: %w", s.caseName, err)
+				}
+				m.served[key] = h
+			}
 		}
 	}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	return m
+	return m, nil
 }
 
 func (m *mockServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +104,15 @@ func (m *mockServer) serve(w http.ResponseWriter, r *http.Request) {
 		h.Del("X-Dome-Case")
 		m.first[key] = &recorded{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.Query(), Header: h, Body: body}
 	}
+	h := m.served[key]
 	m.mu.Unlock()
+	if h != nil {
+		r.Header.Del("X-Dome-Case")
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		h.ServeHTTP(w, r)
+		return
+	}
 	if st == nil || len(st.mock) == 0 {
 		http.Error(w, "no such scenario step "+key, http.StatusTeapot)
 		return
@@ -271,7 +288,10 @@ func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios [
 		}
 		own = append(own, &cp)
 	}
-	mock := newMock(own)
+	mock, err := newMock(own, opts.Server)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer mock.srv.Close()
 	in, err := json.Marshal(driverInput{Mock: mock.srv.URL, Vectors: vec, Scenarios: own})
 	if err != nil {

@@ -31,7 +31,7 @@ func TestDerive_WorkerGetsTheIntersection(t *testing.T) {
 		t.Errorf("audience %q ttl %d", d.Profile.Audience, d.TTLSeconds)
 	}
 	c := d.Profile.Constraints
-	if strings.Join(c.IO.WriteRoots, ",") != "ops/runs" || strings.Join(c.IO.ReadRoots, ",") != "." {
+	if strings.Join(c.IO.WriteRoots, ",") != "." || strings.Join(c.IO.ReadRoots, ",") != "." {
 		t.Errorf("roots: read %v write %v", c.IO.ReadRoots, c.IO.WriteRoots)
 	}
 	if strings.Join(c.IO.DenyGlobs, ",") != "**/*.key,**/*.pem,**/.env,**/.git/**" {

@@ -85,7 +85,7 @@ func TestVerify_Order(t *testing.T) {
 			r.Call = &grant.Call{Method: "repo-read/read_file", ReadPaths: []string{"/etc/passwd"}}
 		}, grant.CodePathOutsideRoots},
 		{"write outside the write roots", func(r *grant.Request) {
-			r.Call = &grant.Call{Method: "patch-proposal/submit_patch", WritePaths: []string{"src/main.go"}}
+			r.Call = &grant.Call{Method: "patch-proposal/submit_patch", WritePaths: []string{"../src/main.go"}}
 		}, grant.CodePathOutsideRoots},
 		{"write inside the write roots", func(r *grant.Request) {
 			r.Call = &grant.Call{Method: "patch-proposal/submit_patch", WritePaths: []string{"ops/runs/run-1/p.json"}}

@@ -270,13 +270,28 @@ func list(dir string) (listing, error) {
 // ops/runs/<run_id>), in sequence order. A run without events gives none.
 // It takes no lock: a writer renames whole files into place.
 func Read(runDir, runID string) ([]Event, error) {
+	return ReadFrom(runDir, runID, 0)
+}
+
+// ReadFrom reads and validates the events of the run in runDir that come
+// after sequence after, in order: a reader that already holds events
+// 1..after (an append-only log never changes them) reads only what was
+// appended since. The folder is listed whole, so a gap anywhere is still an
+// error; a log shorter than after gives none.
+func ReadFrom(runDir, runID string, after int64) ([]Event, error) {
 	dir := filepath.Join(runDir, EventsDir)
 	l, err := list(dir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Event, 0, len(l.seqs))
-	for _, seq := range l.seqs {
+	if after < 0 {
+		after = 0
+	}
+	if after > int64(len(l.seqs)) {
+		after = int64(len(l.seqs))
+	}
+	out := make([]Event, 0, int64(len(l.seqs))-after)
+	for _, seq := range l.seqs[after:] {
 		e, err := readOne(dir, seq, runID)
 		if err != nil {
 			return nil, err

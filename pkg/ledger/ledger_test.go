@@ -219,3 +219,28 @@ func TestCheckNames(t *testing.T) {
 		}
 	}
 }
+
+func TestReadFrom_OnlyTheTail(t *testing.T) {
+	dir := writeRun(t, 5)
+	for _, tc := range []struct {
+		after     int64
+		wantFirst int64
+		wantN     int
+	}{{0, 1, 5}, {-3, 1, 5}, {2, 3, 3}, {5, 0, 0}, {9, 0, 0}} {
+		evs, err := ReadFrom(dir, "run-1", tc.after)
+		if err != nil {
+			t.Fatalf("after %d: %v", tc.after, err)
+		}
+		if len(evs) != tc.wantN || tc.wantN > 0 && evs[0].Sequence != tc.wantFirst {
+			t.Errorf("after %d: got %d events starting %v, want %d from %d", tc.after, len(evs), evs, tc.wantN, tc.wantFirst)
+		}
+	}
+	// A gap before the tail is still an error.
+	if err := os.Remove(filepath.Join(dir, "events", FileName(2))); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := ReadFrom(dir, "run-1", 3); !errors.As(err, &ce) || ce.Sequence != 2 {
+		t.Fatalf("gap at 2, reading after 3: %v", err)
+	}
+}

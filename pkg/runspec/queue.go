@@ -64,16 +64,17 @@ type Budgets struct {
 // Task is one TaskSpec node. It declares capabilities and outputs, never
 // methods: the resolver maps capabilities to methods when a grant is made.
 type Task struct {
-	NodeID               string      `json:"node_id"`
-	Title                string      `json:"title,omitempty"`
-	Containers           []Container `json:"containers"`
-	RequiredCapabilities []string    `json:"required_capabilities"`
-	RequiredOutputs      []Output    `json:"required_outputs"`
-	Dependencies         []string    `json:"dependencies,omitempty"`
-	PriorityGroup        string      `json:"priority_group,omitempty"`
-	Resources            []string    `json:"resources,omitempty"`
-	Risk                 string      `json:"risk,omitempty"`
-	ActionSpec           *ActionSpec `json:"action_spec,omitempty"`
+	NodeID               string           `json:"node_id"`
+	Title                string           `json:"title,omitempty"`
+	Containers           []Container      `json:"containers"`
+	RequiredCapabilities []string         `json:"required_capabilities"`
+	RequiredOutputs      []Output         `json:"required_outputs"`
+	Dependencies         []string         `json:"dependencies,omitempty"`
+	PriorityGroup        string           `json:"priority_group,omitempty"`
+	Resources            []string         `json:"resources,omitempty"`
+	Risk                 string           `json:"risk,omitempty"`
+	Constraints          *TaskConstraints `json:"constraints,omitempty"`
+	ActionSpec           *ActionSpec      `json:"action_spec,omitempty"`
 
 	// Digest is the task_spec_digest: the sha256 of the RFC 8785 canonical
 	// bytes of the task object as written in the queue.
@@ -93,6 +94,17 @@ type Output struct {
 	Kind         string `json:"kind"`
 	EvidenceKind string `json:"evidence_kind,omitempty"`
 	Optional     bool   `json:"optional,omitempty"`
+}
+
+// TaskConstraints narrow the grant of every attempt of a task. They are
+// a narrowing only: roots intersect with what the policy and the resolver
+// give, deny globs add up, budgets lower.
+type TaskConstraints struct {
+	ReadRoots      []string `json:"read_roots,omitempty"`
+	WriteRoots     []string `json:"write_roots,omitempty"`
+	DenyGlobs      []string `json:"deny_globs,omitempty"`
+	MaxCalls       *int64   `json:"max_calls,omitempty"`
+	MaxWallSeconds *int64   `json:"max_wall_seconds,omitempty"`
 }
 
 // ActionSpec is the intent-level action handed to the worker.

@@ -50,6 +50,7 @@ type Sandbox struct {
 	cred     *syscall.Credential // nil: run as the caller
 	uid, gid int
 	baseArgs []string
+	none     bool // NewUnconfined: no namespaces, the command runs on the host
 }
 
 // New finds bwrap and runs a probe sandbox, so that a machine
@@ -64,7 +65,7 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 		p, err := exec.LookPath("bwrap")
 		if err != nil {
 			return nil, &UnavailableError{Code: "bwrap_missing", Detail: "bwrap (bubblewrap) is not installed or not on PATH",
-				Hint: "install the Debian package bubblewrap (apt-get install bubblewrap), or run without a sandbox where the command allows it"}
+				Hint: "install the Debian package bubblewrap (apt-get install bubblewrap), or run workers unconfined with dome run start --sandbox=none (the run manifest records it)"}
 		}
 		s.bwrap = p
 	}
@@ -95,7 +96,7 @@ func New(ctx context.Context, opt Options) (*Sandbox, error) {
 	out, err := exec.CommandContext(ctx, s.bwrap, "--version").CombinedOutput()
 	if err != nil {
 		return nil, &UnavailableError{Code: "bwrap_missing", Detail: fmt.Sprintf("%s --version: %v", s.bwrap, err),
-			Hint: "install the Debian package bubblewrap, or run without a sandbox where the command allows it"}
+			Hint: "install the Debian package bubblewrap, or run workers unconfined with dome run start --sandbox=none (the run manifest records it)"}
 	}
 	s.version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
 	s.baseArgs = baseArgs(opt.ReadOnly)
@@ -209,7 +210,7 @@ func (s *Sandbox) probe(ctx context.Context) error {
 	if strings.Contains(low, "namespace") || strings.Contains(low, "uid map") || strings.Contains(low, "operation not permitted") ||
 		strings.Contains(low, "permission denied") {
 		return &UnavailableError{Code: "userns_unavailable", Detail: fmt.Sprintf("bwrap cannot create its namespaces (as uid %d): %s", s.uid, detail),
-			Hint: "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or run without a sandbox where the command allows it"}
+			Hint: "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; on Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or run workers unconfined with dome run start --sandbox=none (the run manifest records it)"}
 	}
 	return &UnavailableError{Code: "probe_failed", Detail: "a probe sandbox failed: " + detail, Hint: "run bwrap --unshare-all --ro-bind /usr /usr true to see why"}
 }
@@ -227,7 +228,14 @@ type Scratch struct {
 // but not listable by others (0711); the scratch itself is the sandbox
 // user's alone (0700).
 func (s *Sandbox) NewScratch(fill func(dir string) error) (*Scratch, error) {
-	root, err := os.MkdirTemp(s.parent, "dome-sandbox-")
+	return s.NewScratchIn(s.parent, fill)
+}
+
+// NewScratchIn is NewScratch in the folder parent (which the sandbox user
+// must reach): a caller keeps its scratch folders together, to remove
+// what a crash left there.
+func (s *Sandbox) NewScratchIn(parent string, fill func(dir string) error) (*Scratch, error) {
+	root, err := os.MkdirTemp(parent, "dome-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox scratch: %w", err)
 	}
@@ -241,6 +249,14 @@ func (s *Sandbox) NewScratch(fill func(dir string) error) (*Scratch, error) {
 	}
 	if err := os.Mkdir(sc.dir, 0o700); err != nil {
 		return fail(fmt.Errorf("sandbox scratch: %w", err))
+	}
+	if err := os.Mkdir(sc.OutputsDir(), 0o700); err != nil {
+		return fail(fmt.Errorf("sandbox scratch: %w", err))
+	}
+	if sc.chown {
+		if err := os.Lchown(sc.OutputsDir(), sc.uid, sc.gid); err != nil {
+			return fail(fmt.Errorf("sandbox scratch: %w", err))
+		}
 	}
 	if fill != nil {
 		if err := fill(sc.dir); err != nil {
@@ -269,6 +285,11 @@ func (s *Sandbox) NewScratch(fill func(dir string) error) (*Scratch, error) {
 // anywhere).
 func (sc *Scratch) Dir() string { return sc.dir }
 
+// OutputsDir is the scratch's outputs folder on the host, bound at
+// /run/dome/outputs when Spec.Outputs is set. Like Dir, read what a worker
+// left there as hostile input.
+func (sc *Scratch) OutputsDir() string { return filepath.Join(sc.root, "outputs") }
+
 // SocketPath is where a gateway for this scratch should listen: a socket
 // there is reachable by the sandbox user once Run binds it.
 func (sc *Scratch) SocketPath() string { return filepath.Join(sc.root, "gateway.sock") }
@@ -279,13 +300,7 @@ func (sc *Scratch) Close() error {
 	if sc.root == "" {
 		return nil
 	}
-	filepath.WalkDir(sc.root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	err := os.RemoveAll(sc.root)
+	err := RemoveAll(sc.root)
 	if err == nil {
 		sc.root = ""
 	}
@@ -333,6 +348,13 @@ func (s *Sandbox) args(spec Spec, l Limits) []string {
 		a = append(a, "--bind", spec.Socket, SocketPath)
 		env["DOME_GATEWAY_SOCKET"] = SocketPath
 	}
+	if spec.Outputs {
+		a = append(a, "--bind", spec.Scratch.OutputsDir(), OutputsPath)
+		env["DOME_OUTPUTS"] = OutputsPath
+	}
+	for _, b := range spec.Binds {
+		a = append(a, "--ro-bind", b.Src, b.Dst)
+	}
 	for k, v := range spec.Env {
 		env[k] = v
 	}
@@ -361,6 +383,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	l := spec.Limits.withDefaults()
+	if s.none {
+		return s.runHost(ctx, spec, l)
+	}
+	for _, b := range spec.Binds {
+		if err := s.reachable(b.Src); err != nil {
+			return Result{}, err
+		}
+	}
 	if spec.Socket != "" {
 		if err := s.prepareSocket(spec.Scratch, spec.Socket); err != nil {
 			return Result{}, err
@@ -452,7 +482,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	blockW.Close()
 	info := make(chan int, 1)
 	info <- child
+	return s.watch(ctx, cmd, done, stdout, stderr, flood, info, l, start)
+}
 
+// watch waits for a started run to end, killing its process group at the
+// wall-time limit, on an output flood or when ctx ends, and says how it
+// ended. info delivers the pid of the sandbox's first process (for the
+// process count of a fork bomb).
+func (s *Sandbox) watch(ctx context.Context, cmd *exec.Cmd, done <-chan error, stdout, stderr *capture, flood <-chan struct{}, info <-chan int, l Limits, start time.Time) (Result, error) {
 	timer := time.NewTimer(l.WallTime)
 	defer timer.Stop()
 	res := Result{}
@@ -496,8 +533,16 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		res.Reason = ReasonExitNonzero
 		res.Detail = fmt.Sprintf("exit status %d", res.ExitCode)
-		if res.ExitCode > 128 && res.ExitCode <= 128+64 {
-			sig := syscall.Signal(res.ExitCode - 128)
+		code := res.ExitCode
+		if s.none {
+			// not through bwrap: a signal is the wait status's own
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+				res.ExitCode = code
+			}
+		}
+		if code > 128 && code <= 128+64 {
+			sig := syscall.Signal(code - 128)
 			res.Signal = signalName(sig)
 			res.Reason, res.Detail = ReasonSignaled, "killed by "+res.Signal
 			if sig == syscall.SIGXFSZ {
@@ -530,6 +575,37 @@ func signalName(s syscall.Signal) string {
 		return n
 	}
 	return "signal " + strconv.Itoa(int(s))
+}
+
+// CheckBind says whether the sandbox user can read a bind's source (nil
+// when it can): a caller checks its binds once, before it runs anything.
+func (s *Sandbox) CheckBind(src string) error {
+	if s.none {
+		_, err := os.Stat(src)
+		return err
+	}
+	return s.reachable(src)
+}
+
+// reachable checks that the sandbox user can reach a bind's source: every
+// folder above it traversable by others, and the source itself readable
+// (and, for a folder, traversable) by others.
+func (s *Sandbox) reachable(src string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("sandbox: bind source: %w", err)
+	}
+	if s.cred == nil {
+		return nil
+	}
+	want := os.FileMode(0o004)
+	if fi.IsDir() {
+		want |= 0o001
+	}
+	if !traversable(filepath.Dir(src)) || fi.Mode().Perm()&want != want {
+		return fmt.Errorf("sandbox: bind source %s is out of reach of the sandbox user %d: chmod o+rx it and o+x every folder above it", src, s.uid)
+	}
+	return nil
 }
 
 // traversable reports whether every folder from / down to dir (dir

@@ -3,14 +3,17 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 )
 
 // Paths inside the sandbox.
 const (
-	WorkDir    = "/work"                  // the scratch tree, read-write; the working directory
-	SocketPath = "/run/dome/gateway.sock" // where Spec.Socket appears
+	WorkDir     = "/work"                  // the scratch tree, read-write; the working directory
+	SocketPath  = "/run/dome/gateway.sock" // where Spec.Socket appears
+	OutputsPath = "/run/dome/outputs"      // the scratch's outputs folder, read-write, when Spec.Outputs
+	BindsRoot   = "/run/dome/"             // read-only binds (Spec.Binds) go below it
 )
 
 // Reason codes of a Result.
@@ -29,7 +32,7 @@ const (
 type Limits struct {
 	WallTime    time.Duration // required in effect: the run is killed after it
 	Processes   int           // RLIMIT_NPROC: processes and threads of the sandbox user
-	MemoryBytes int64         // RLIMIT_AS: address space of each process
+	MemoryBytes int64         // RLIMIT_AS: address space of each process (a Go program reserves about 1 GiB of it at start: 4 GiB by default)
 	OpenFiles   int           // RLIMIT_NOFILE
 	FileBytes   int64         // RLIMIT_FSIZE: the largest file a process may write
 	OutputBytes int64         // stdout and stderr are each kept up to this; more kills the run
@@ -38,7 +41,7 @@ type Limits struct {
 
 // DefaultLimits are the limits of a run that sets none.
 func DefaultLimits() Limits {
-	return Limits{WallTime: 5 * time.Minute, Processes: 128, MemoryBytes: 1 << 30, OpenFiles: 256,
+	return Limits{WallTime: 5 * time.Minute, Processes: 128, MemoryBytes: 4 << 30, OpenFiles: 256,
 		FileBytes: 64 << 20, OutputBytes: 1 << 20, TmpBytes: 64 << 20}
 }
 
@@ -76,6 +79,20 @@ type Spec struct {
 	Socket  string            // host path of a Unix socket bound at /run/dome/gateway.sock, or ""
 	Stdin   []byte            // the command's stdin (nil: /dev/null)
 	Limits  Limits
+	// Binds are host paths bound read-only below /run/dome/ (a worker's
+	// tools, the dome binary); the caller checks that the sandbox user may
+	// read them.
+	Binds []Bind
+	// Outputs binds the scratch's outputs folder (Scratch.OutputsDir)
+	// read-write at /run/dome/outputs (DOME_OUTPUTS): what a worker leaves
+	// there is collected by the caller, outside the tree it diffs.
+	Outputs bool
+}
+
+// Bind is one read-only bind: host path Src at Dst inside the sandbox.
+type Bind struct {
+	Src string `json:"src"`
+	Dst string `json:"dst"`
 }
 
 // Result is how a run ended.
@@ -140,6 +157,21 @@ func (s Spec) check() error {
 		if !validEnvName(k) || strings.IndexByte(v, 0) >= 0 {
 			return fmt.Errorf("sandbox: environment variable %q: want a name of letters, digits and _ and a value without NUL", k)
 		}
+	}
+	targets := []string{SocketPath, OutputsPath}
+	for _, b := range s.Binds {
+		if !path.IsAbs(b.Src) || strings.IndexByte(b.Src, 0) >= 0 {
+			return fmt.Errorf("sandbox: bind source %q: want an absolute host path", b.Src)
+		}
+		if path.Clean(b.Dst) != b.Dst || !strings.HasPrefix(b.Dst, BindsRoot) || len(b.Dst) == len(BindsRoot) || strings.IndexByte(b.Dst, 0) >= 0 {
+			return fmt.Errorf("sandbox: bind target %q: want a clean path below %s", b.Dst, BindsRoot)
+		}
+		for _, t := range targets {
+			if t == b.Dst || strings.HasPrefix(t, b.Dst+"/") || strings.HasPrefix(b.Dst, t+"/") {
+				return fmt.Errorf("sandbox: bind target %q overlaps %q", b.Dst, t)
+			}
+		}
+		targets = append(targets, b.Dst)
 	}
 	return nil
 }

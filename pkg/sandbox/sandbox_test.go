@@ -407,3 +407,79 @@ func TestRun_LimitsEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_BindsAndOutputs: read-only binds below /run/dome/ are readable
+// and not writable; the outputs folder is writable and outside /work.
+func TestRun_BindsAndOutputs(t *testing.T) {
+	s := newSandbox(t)
+	tools := filepath.Join(t.TempDir(), "tools")
+	os.Mkdir(tools, 0o755)
+	os.Chmod(filepath.Dir(tools), 0o711)
+	os.Chmod(filepath.Dir(filepath.Dir(tools)), 0o711)
+	os.WriteFile(filepath.Join(tools, "hello.sh"), []byte("echo hello from a bound tool\n"), 0o644)
+	sc := scratch(t, s, map[string]string{"a.txt": "a\n"})
+	r, err := s.Run(context.Background(), Spec{Scratch: sc, Outputs: true, Binds: []Bind{{Src: tools, Dst: "/run/dome/tools"}},
+		Argv: []string{"sh", "-c", `sh /run/dome/tools/hello.sh; echo report > "$DOME_OUTPUTS/test-report.txt"; echo $DOME_OUTPUTS; ls /work; touch /run/dome/tools/x 2>/dev/null && echo WROTE; true`}})
+	if err != nil || r.Reason != ReasonOK {
+		t.Fatalf("%+v %v\n%s", r, err, r.Stderr)
+	}
+	if got := string(r.Stdout); got != "hello from a bound tool\n/run/dome/outputs\na.txt\n" {
+		t.Fatalf("stdout %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(sc.OutputsDir(), "test-report.txt")); err != nil || string(b) != "report\n" {
+		t.Fatalf("outputs: %q %v", b, err)
+	}
+	private := t.TempDir()
+	os.Chmod(private, 0o700)
+	if os.Geteuid() == 0 {
+		// the sandbox user cannot reach a folder only root may enter
+		if _, err := s.Run(context.Background(), Spec{Scratch: sc, Binds: []Bind{{Src: private, Dst: "/run/dome/p"}}, Argv: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "chmod") {
+			t.Errorf("unreachable bind: %v", err)
+		}
+	}
+	for _, b := range [][]Bind{{{Src: tools, Dst: "/etc"}}, {{Src: tools, Dst: "/run/dome/gateway.sock"}}, {{Src: "rel", Dst: "/run/dome/x"}},
+		{{Src: tools, Dst: "/run/dome/x"}, {Src: tools, Dst: "/run/dome/x/y"}}, {{Src: tools, Dst: "/run/dome/../etc"}}} {
+		if _, err := s.Run(context.Background(), Spec{Scratch: sc, Binds: b, Argv: []string{"true"}}); err == nil {
+			t.Errorf("binds %v accepted", b)
+		}
+	}
+}
+
+// TestUnconfined: without bubblewrap the command runs on the host in the
+// scratch folder with the scrubbed environment, paths of the sandbox's
+// view mapped to the host, and the wall-time kill.
+func TestUnconfined(t *testing.T) {
+	s, err := NewUnconfined(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Unconfined() || s.Version() != "none" {
+		t.Fatalf("%v %s", s.Unconfined(), s.Version())
+	}
+	tools := t.TempDir()
+	os.WriteFile(filepath.Join(tools, "hello.sh"), []byte("echo tool $1\n"), 0o644)
+	t.Setenv("DOME_TEST_SECRET", "hunter2")
+	sc := scratch(t, s, map[string]string{"a.txt": "a\n"})
+	r, err := s.Run(context.Background(), Spec{Scratch: sc, Outputs: true, Binds: []Bind{{Src: tools, Dst: "/run/dome/tools"}},
+		Env:  map[string]string{"PATH": "/run/dome/tools:/usr/bin:/bin", "TOOL": "/run/dome/tools/hello.sh"},
+		Argv: []string{"sh", "-c", `sh "$1" x; cat a.txt; echo o > "$DOME_OUTPUTS/r"; env | grep -c DOME_TEST_SECRET; echo $TOOL`, "sh", "/run/dome/tools/hello.sh"}})
+	if err != nil || r.Reason != ReasonExitNonzero && r.Reason != ReasonOK {
+		t.Fatalf("%+v %v", r, err)
+	}
+	want := "tool x\na\n0\n" + filepath.Join(tools, "hello.sh") + "\n"
+	if string(r.Stdout) != want {
+		t.Fatalf("stdout %q, want %q (stderr %s)", r.Stdout, want, r.Stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sc.OutputsDir(), "r")); string(b) != "o\n" {
+		t.Fatalf("outputs %q", b)
+	}
+	if r := run(t, s, sc, Limits{WallTime: 300 * time.Millisecond}, "sleep", "30"); r.Reason != ReasonTimeout {
+		t.Fatalf("sleep: %+v", r)
+	}
+	if r := run(t, s, sc, Limits{}, "sh", "-c", "kill -SEGV $$"); r.Reason != ReasonSignaled || r.Signal != "SIGSEGV" {
+		t.Fatalf("SIGSEGV: %+v", r)
+	}
+	if r := run(t, s, sc, Limits{OutputBytes: 1000}, "sh", "-c", "yes"); r.Reason != ReasonOutputLimit {
+		t.Fatalf("yes: %+v", r)
+	}
+}

@@ -94,9 +94,9 @@ type tooLargeError struct{ size, max int64 }
 
 func (e *tooLargeError) Error() string {
 	if e.size < 0 {
-		return fmt.Sprintf("file is more than the limit of %d bytes", e.max)
+		return "file is more than the limit of " + readlimit.Size(e.max)
 	}
-	return fmt.Sprintf("file is %d bytes, more than the limit of %d", e.size, e.max)
+	return fmt.Sprintf("file is %d bytes, more than the limit of %s", e.size, readlimit.Size(e.max))
 }
 
 // readInput reads one file of the spec within the size limit.

@@ -1,6 +1,9 @@
 package stack
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/dome-registry/dome/pkg/patch"
 )
 
@@ -30,7 +33,24 @@ const (
 	TopicWaveAdvanced         = "stack.wave.advanced"
 	TopicPromoted             = "stack.promoted"
 	TopicPolicyChanged        = "stack.policy.changed"
+	TopicProposalWithdrawn    = "stack.proposal.withdrawn"
 )
+
+// ForeignTopicPrefixes are the topics of the run's ledger that other
+// packages own and fold (package orchestrate: run.*, the gateway's
+// gateway.*). Fold checks their envelope and sequence and passes over
+// their payload.
+var ForeignTopicPrefixes = []string{"run.", "gateway."}
+
+// IsForeignTopic reports whether topic belongs to another package's fold.
+func IsForeignTopic(topic string) bool {
+	for _, p := range ForeignTopicPrefixes {
+		if strings.HasPrefix(topic, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // Topics lists every topic Fold knows, sorted.
 func Topics() []string {
@@ -38,7 +58,7 @@ func Topics() []string {
 		TopicGateComputed, TopicPromotionComputed,
 		TopicInitialized, TopicPlanComputed, TopicPolicyChanged, TopicPromoted,
 		TopicProposalApplied, TopicProposalApplyFailed, TopicProposalDeduplicated, TopicProposalRejected,
-		TopicProposalSplit, TopicProposalSubmitted, TopicRolledBack, TopicValidationRecorded, TopicWaveAdvanced,
+		TopicProposalSplit, TopicProposalSubmitted, TopicProposalWithdrawn, TopicRolledBack, TopicValidationRecorded, TopicWaveAdvanced,
 		TopicTaskAck, TopicTaskCompleted, TopicTaskDispatched, TopicTaskProgress, TopicTaskTimeout,
 	}
 }
@@ -269,13 +289,31 @@ type GateComputedPayload struct {
 }
 
 // TaskPayload is the payload of every task.* topic (dispatched, progress,
-// completed, ack, timeout), with the seed's correlation keys.
+// completed, ack, timeout), with the seed's correlation keys (run_id is the
+// envelope's).
 type TaskPayload struct {
 	TaskID          string   `json:"task_id"`
 	WaveID          string   `json:"wave_id,omitempty"`
 	NodeID          string   `json:"node_id,omitempty"`
 	NodeExecutionID string   `json:"node_execution_id,omitempty"`
+	Attempt         int      `json:"attempt,omitempty"`
 	WorkerID        string   `json:"worker_id,omitempty"`
+	Reason          string   `json:"reason,omitempty"` // a reason code (task.completed, task.timeout)
 	Detail          string   `json:"detail,omitempty"`
 	ArtifactRefs    []string `json:"artifact_refs,omitempty"` // proposal ids, artifact paths
+	// Data is what the coordinator that recorded the event needs to replay
+	// it (for dome run, package orchestrate: the SchedulingDecision of a
+	// dispatch, the outcome of a completion, the task result of an ack).
+	// The stack keeps the other members.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// ProposalWithdrawnPayload is stack.proposal.withdrawn: the coordinator
+// took back a pending proposal because the attempt that submitted it did
+// not pass (it failed, was lost with a crashed coordinator, or lost an
+// endgame race). It is never planned.
+type ProposalWithdrawnPayload struct {
+	ProposalID string `json:"proposal_id"`
+	Reason     string `json:"reason"` // a reason code
+	Detail     string `json:"detail,omitempty"`
 }

@@ -31,6 +31,13 @@ type MaterializeStats struct {
 // absolute or leaves the tree; files are created exclusively and never
 // through a symlink, so nothing outside dir is written.
 func Materialize(repo *gitstore.Repo, id gitstore.Hash, dir string) (MaterializeStats, error) {
+	return MaterializeWith(repo, id, dir, nil)
+}
+
+// MaterializeWith is Materialize keeping only the entries keep accepts (nil
+// keeps all): a folder it refuses is left out with everything below it. A
+// coordinator gives a worker the files its grant may read, and nothing else.
+func MaterializeWith(repo *gitstore.Repo, id gitstore.Hash, dir string, keep func(path string, isDir bool) bool) (MaterializeStats, error) {
 	var st MaterializeStats
 	tree := id
 	if t, err := repo.ObjectType(id); err != nil {
@@ -50,7 +57,7 @@ func Materialize(repo *gitstore.Repo, id gitstore.Hash, dir string) (Materialize
 	} else if len(ents) > 0 {
 		return st, fmt.Errorf("materialize into %s: the directory is not empty", dir)
 	}
-	m := materializer{repo: repo, root: dir, st: &st}
+	m := materializer{repo: repo, root: dir, st: &st, keep: keep}
 	if err := m.tree("", tree); err != nil {
 		return st, err
 	}
@@ -111,6 +118,7 @@ type materializer struct {
 	root  string
 	st    *MaterializeStats
 	links []string
+	keep  func(path string, isDir bool) bool
 }
 
 func (m *materializer) tree(rel string, id gitstore.Hash) error {
@@ -122,6 +130,9 @@ func (m *materializer) tree(rel string, id gitstore.Hash) error {
 		p := path.Join(rel, e.Name)
 		if err := gitstore.CheckEntryName(e.Name, e.Mode); err != nil {
 			return fmt.Errorf("materialize %s: refused: %w", p, err)
+		}
+		if m.keep != nil && !m.keep(p, e.Mode == gitstore.ModeDir) {
+			continue
 		}
 		full := filepath.Join(m.root, filepath.FromSlash(p))
 		switch e.Mode {

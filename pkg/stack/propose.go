@@ -75,6 +75,22 @@ func Propose(repo *gitstore.Repo, opts ProposeOptions) (ProposeResult, error) {
 		}
 		raw = patch.Format(p)
 	}
+	return proposeDiff(repo, opts, tree.String(), raw)
+}
+
+// ProposeDiff builds and seals a PatchProposal from a diff against the base
+// commit baseRef whose tree is baseTree, without a repository: what a worker
+// does in its sandbox, where the base is known through the gateway. The
+// diff goes inline (diff_unified), so it must be valid UTF-8.
+func ProposeDiff(baseRef, baseTree string, raw []byte, opts ProposeOptions) (ProposeResult, error) {
+	if !IsFullSHA(baseRef) || !IsFullSHA(baseTree) {
+		return ProposeResult{}, &errkind.InputError{Source: "base", Field: baseRef, Problem: "base_ref and base_tree_hash must be full SHAs"}
+	}
+	opts.BaseRef, opts.UseDiffRef = baseRef, false
+	return proposeDiff(nil, opts, baseTree, raw)
+}
+
+func proposeDiff(repo *gitstore.Repo, opts ProposeOptions, baseTree string, raw []byte) (ProposeResult, error) {
 	canon, p, err := patch.CanonicalDiff(raw, opts.DiffSource)
 	if err != nil {
 		return ProposeResult{}, err
@@ -102,7 +118,7 @@ func Propose(repo *gitstore.Repo, opts ProposeOptions) (ProposeResult, error) {
 		return ProposeResult{}, &errkind.InputError{Source: "--worker", Problem: "the worker id is required"}
 	}
 	pp := PatchProposal{
-		BaseRef: opts.BaseRef, BaseTreeHash: tree.String(), DiffCanonicalization: DiffCanonicalization,
+		BaseRef: opts.BaseRef, BaseTreeHash: baseTree, DiffCanonicalization: DiffCanonicalization,
 		DiffDigest: canonical.Digest(canon), TouchedFiles: facts.Touched, IntentTags: nonNil(tags), Risk: facts.Risk,
 		HunkFingerprints: patch.Fingerprints(p, opts.BaseRef), DeclaredConstraints: c, WorkerRunMeta: w,
 		IdempotencyKey: opts.IdempotencyKey,
@@ -112,6 +128,10 @@ func Propose(repo *gitstore.Repo, opts ProposeOptions) (ProposeResult, error) {
 	}
 	if pp.HunkFingerprints == nil {
 		pp.HunkFingerprints = []patch.Fingerprint{}
+	}
+	if (opts.UseDiffRef || !utf8.Valid(canon)) && repo == nil {
+		return ProposeResult{}, &errkind.InputError{Source: opts.DiffSource, Problem: "the diff is not valid UTF-8 (a text file in another encoding?): it cannot go inline",
+			Hint: "propose it with dome stack propose, which keeps such a diff as a blob (diff_ref)"}
 	}
 	if opts.UseDiffRef || !utf8.Valid(canon) {
 		id, err := repo.WriteBlob(canon)

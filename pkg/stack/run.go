@@ -85,6 +85,10 @@ func runNotFound(l Layout) error {
 		Hint: "start it with dome stack init --run " + l.RunID + " --base SHA", Err: ErrNoRun}
 }
 
+// Events returns the run's events: those read when it was opened and those
+// recorded since. The caller must not change them.
+func (r *Run) Events() []ledger.Event { return r.log.Events() }
+
 // Close writes state.json if DeferState left it behind, and releases the
 // writer lock.
 func (r *Run) Close() error {

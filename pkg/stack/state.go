@@ -25,6 +25,7 @@ const (
 	StatusRolledBack = "rolled_back" // was applied, taken off by a rollback; plannable again
 	StatusSplit      = "split"       // replaced by a derived proposal
 	StatusSuperseded = "superseded"  // its wave ended before it was applied
+	StatusWithdrawn  = "withdrawn"   // taken back by the coordinator: the attempt that made it did not pass; terminal
 )
 
 // pending reports whether a proposal in status s may still be applied.
@@ -167,7 +168,9 @@ type TaskState struct {
 	WaveID          string   `json:"wave_id,omitempty"`
 	NodeID          string   `json:"node_id,omitempty"`
 	NodeExecutionID string   `json:"node_execution_id,omitempty"`
+	Attempt         int      `json:"attempt,omitempty"`
 	WorkerID        string   `json:"worker_id,omitempty"`
+	Reason          string   `json:"reason,omitempty"`
 	Detail          string   `json:"detail,omitempty"`
 	ArtifactRefs    []string `json:"artifact_refs,omitempty"`
 	Sequence        int64    `json:"sequence"`
@@ -270,6 +273,8 @@ func (s *State) Apply(e ledger.Event) error {
 		err = s.initialized(e)
 	case strings.HasPrefix(e.Topic, "task."):
 		err = s.task(e)
+	case IsForeignTopic(e.Topic):
+		// another package's event: only its place in the sequence is ours
 	case e.Topic == TopicGateComputed:
 		var p GateComputedPayload
 		if err = decode(e, &p); err == nil {
@@ -311,6 +316,7 @@ var handlers = map[string]func(*State, ledger.Event) error{
 	TopicWaveAdvanced:         (*State).waveAdvanced,
 	TopicPromoted:             (*State).promoted,
 	TopicPolicyChanged:        (*State).policyChanged,
+	TopicProposalWithdrawn:    (*State).withdrawn,
 }
 
 // decode reads an event's payload strictly: no unknown members.
@@ -382,7 +388,7 @@ func (s *State) task(e ledger.Event) error {
 		return fmt.Errorf("task_id is empty")
 	}
 	s.Tasks[p.TaskID] = &TaskState{TaskID: p.TaskID, Status: status, WaveID: p.WaveID, NodeID: p.NodeID, NodeExecutionID: p.NodeExecutionID,
-		WorkerID: p.WorkerID, Detail: p.Detail, ArtifactRefs: p.ArtifactRefs, Sequence: e.Sequence}
+		Attempt: p.Attempt, WorkerID: p.WorkerID, Reason: p.Reason, Detail: p.Detail, ArtifactRefs: p.ArtifactRefs, Sequence: e.Sequence}
 	return nil
 }
 
@@ -700,6 +706,31 @@ func (s *State) waveAdvanced(e ledger.Event) error {
 	s.WaveID, s.BaseRef, s.BaseTreeHash = p.WaveID, p.BaseRef, p.BaseTreeHash
 	s.Plan = nil
 	s.Waves = append(s.Waves, WaveState{Wave: s.Wave, WaveID: p.WaveID, BaseRef: p.BaseRef, BaseTreeHash: p.BaseTreeHash, Sequence: e.Sequence})
+	return nil
+}
+
+func (s *State) withdrawn(e ledger.Event) error {
+	var p ProposalWithdrawnPayload
+	if err := decode(e, &p); err != nil {
+		return err
+	}
+	q := s.Proposals[p.ProposalID]
+	switch {
+	case q == nil:
+		return fmt.Errorf("unknown proposal %s", p.ProposalID)
+	case !pending(q.Status):
+		return fmt.Errorf("proposal %s is %s: only a pending proposal is withdrawn", p.ProposalID, q.Status)
+	case p.Reason == "":
+		return fmt.Errorf("reason is required")
+	}
+	if s.Plan != nil {
+		for _, id := range s.Plan.OrderedProposals {
+			if id == p.ProposalID {
+				return fmt.Errorf("proposal %s is in the current plan %s", p.ProposalID, s.Plan.StackPlanID)
+			}
+		}
+	}
+	q.Status, q.ReasonCode = StatusWithdrawn, p.Reason
 	return nil
 }
 

@@ -184,3 +184,32 @@ func TestRun_DeferState(t *testing.T) {
 		t.Fatalf("replay after Close: %+v %v", res, err)
 	}
 }
+
+func TestFold_WithdrawnAndForeignTopics(t *testing.T) {
+	r, _ := runSteps(t, []step{
+		{topic: TopicInitialized, payload: initPayload()},
+		{topic: "run.started", payload: map[string]any{"anything": []int{1, 2}}},
+		{topic: TopicProposalSubmitted, payload: submitted("p1", "k1")},
+		{topic: TopicProposalSubmitted, payload: submitted("p2", "k2")},
+		{topic: "gateway.call", payload: map[string]string{"method": "patch-proposal/submit_patch"}},
+		{topic: TopicProposalWithdrawn, payload: ProposalWithdrawnPayload{ProposalID: "p1", Reason: "lost"}},
+		{topic: TopicProposalWithdrawn, payload: ProposalWithdrawnPayload{ProposalID: "p1", Reason: "lost"}, wantErr: "is withdrawn"},
+		{topic: TopicProposalWithdrawn, payload: ProposalWithdrawnPayload{ProposalID: "p9", Reason: "lost"}, wantErr: "unknown proposal"},
+		{topic: TopicProposalWithdrawn, payload: ProposalWithdrawnPayload{ProposalID: "p2"}, wantErr: "reason is required"},
+		{topic: "runner.x", payload: map[string]string{}, wantErr: "unknown topic"},
+		{topic: TopicTaskCompleted, payload: TaskPayload{TaskID: "t.1", NodeID: "t", Attempt: 1, Reason: "ok", Data: []byte(`{"status":"succeeded"}`)}},
+	})
+	st := r.State
+	if st.Proposals["p1"].Status != StatusWithdrawn || st.Proposals["p2"].Status != StatusSubmitted {
+		t.Fatalf("statuses: %s %s", st.Proposals["p1"].Status, st.Proposals["p2"].Status)
+	}
+	if got := st.PlannableProposals(); strings.Join(got, ",") != "p2" {
+		t.Fatalf("plannable %v", got)
+	}
+	if tk := st.Tasks["t.1"]; tk == nil || tk.Attempt != 1 || tk.Reason != "ok" || tk.Status != "completed" {
+		t.Fatalf("task: %+v", tk)
+	}
+	if st.Sequence != 7 {
+		t.Fatalf("sequence %d", st.Sequence)
+	}
+}

@@ -10,7 +10,11 @@
 // limit and per-key capacities, retries, endgame duplicates (bounded extra
 // attempts of the last blockers, the first passing result accepted and the
 // others cancelled), the failure strategies fail_fast, continue_on_error and
-// rollback (compensating steps in reverse completion order), and a state that
+// rollback (compensating steps in reverse completion order), a wave barrier
+// (a node a success makes ready waits for the next wave, so that it starts
+// from a base holding its dependencies' changes), attempts lost with their
+// coordinator (run again without being charged), Reopen (a passed node whose
+// result did not hold runs again, charged as a failure), and a state that
 // can be snapshotted and resumed.
 //
 // It does no I/O, reads no clock and draws no random numbers: the caller

@@ -26,6 +26,7 @@ const (
 	ActCancel     = "cancel"     // stop a running attempt
 	ActSkip       = "skip"       // a node will not run (a dependency failed, or the run halted)
 	ActCompensate = "compensate" // rollback: run a completed node's compensating step
+	ActReopen     = "reopen"     // a passed node's result did not hold (Reopen): it runs again or fails
 )
 
 // Decision is one SchedulingDecision: what the engine decided, with the
@@ -116,6 +117,7 @@ type nodeRT struct {
 	output   json.RawMessage
 	retry    bool   // the next start is a retry
 	repeat   bool   // loop: asked for another iteration
+	held     bool   // ready, held by the wave barrier until the next wave
 	comp     string // compensation: "", running, done, failed
 	inHeap   bool
 }
@@ -160,7 +162,9 @@ type Engine struct {
 	halted   string
 	done     []int // completion order
 	loopIter []int
-	open     int // nodes not final
+	open     int    // nodes not final
+	wave     string // the wave of the last Next call
+	deferred []int  // nodes held by the wave barrier, in the order they became ready
 }
 
 // NewEngine starts scheduling g under p.
@@ -303,6 +307,48 @@ func (h *readyHeap) Pop() any {
 	return x
 }
 
+// release makes node i ready after a success made its dependencies pass:
+// held until the next wave under the wave barrier.
+func (e *Engine) readyAfterSuccess(i int) {
+	if !e.p.WaveBarrier {
+		e.makeReady(i)
+		return
+	}
+	rt := &e.nodes[i]
+	rt.status = StatusReady
+	if !rt.held && !rt.inHeap {
+		rt.held = true
+		e.deferred = append(e.deferred, i)
+	}
+}
+
+// flushHeld moves the nodes the wave barrier held into the ready queues.
+func (e *Engine) flushHeld() {
+	for _, i := range e.deferred {
+		if rt := &e.nodes[i]; rt.held {
+			rt.held = false
+			if rt.status == StatusReady {
+				e.makeReady(i)
+			}
+		}
+	}
+	e.deferred = e.deferred[:0]
+}
+
+// unhold drops node i from the held nodes.
+func (e *Engine) unhold(i int) {
+	if !e.nodes[i].held {
+		return
+	}
+	e.nodes[i].held = false
+	for k, x := range e.deferred {
+		if x == i {
+			e.deferred = append(e.deferred[:k:k], e.deferred[k+1:]...)
+			break
+		}
+	}
+}
+
 func (e *Engine) makeReady(i int) {
 	e.nodes[i].status = StatusReady
 	if !e.nodes[i].inHeap {
@@ -417,6 +463,10 @@ func (e *Engine) start(i int, action, wave, reason string, duplicate bool) Decis
 func (e *Engine) Next(wave string) []Decision {
 	if e.halted != "" {
 		return e.nextCompensation()
+	}
+	if wave != e.wave {
+		e.wave = wave
+		e.flushHeld()
 	}
 	var out []Decision
 	candidates := e.readyCount()

@@ -56,6 +56,13 @@ type Policy struct {
 	MaxAttempts    int            `json:"max_attempts"` // failed attempts before a node fails, >= 1
 	Strategy       Strategy       `json:"strategy"`
 	Endgame        Endgame        `json:"endgame"`
+	// WaveBarrier holds a node that a success makes ready until the next
+	// wave: Next dispatches it only once it is called with another wave id
+	// than the one current when the node became ready. A coordinator whose
+	// waves share one base (dome run: workers of a wave read the same
+	// commit, and a node must see what its dependencies changed) sets it;
+	// retries after a failure are not held.
+	WaveBarrier bool `json:"wave_barrier,omitempty"`
 }
 
 // DefaultPolicy runs 4 attempts at once, one attempt per node, continuing

@@ -13,6 +13,10 @@ const (
 	OutcomeSucceeded = "succeeded"
 	OutcomeFailed    = "failed"
 	OutcomeCancelled = "cancelled"
+	// OutcomeLost is an attempt that vanished with its coordinator (a
+	// crash): it counts as neither a pass nor a failure, and the node is
+	// ready to run again. Only a coordinator recovering its ledger reports it.
+	OutcomeLost = "lost"
 )
 
 // Outcome is how an attempt ended.
@@ -40,9 +44,9 @@ func (e *Engine) Report(execID string, o Outcome) ([]Decision, error) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownExecution, execID)
 	}
 	switch o.Status {
-	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled:
+	case OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomeLost:
 	default:
-		return nil, fmt.Errorf("outcome of %s: status %q: want succeeded, failed or cancelled", execID, o.Status)
+		return nil, fmt.Errorf("outcome of %s: status %q: want succeeded, failed, cancelled or lost", execID, o.Status)
 	}
 	if o.Output != nil && !json.Valid(o.Output) {
 		return nil, fmt.Errorf("outcome of %s: the output is not valid JSON", execID)
@@ -86,7 +90,7 @@ func (e *Engine) Report(execID string, o Outcome) ([]Decision, error) {
 		if reason == "" {
 			reason = o.Status
 		}
-		if !att.Cancelling {
+		if !att.Cancelling && o.Status != OutcomeLost {
 			cl.failed++
 			rt.failures++
 		}
@@ -94,8 +98,8 @@ func (e *Engine) Report(execID string, o Outcome) ([]Decision, error) {
 		if len(rt.live) > 0 {
 			return nil, nil // another attempt of the node is still running
 		}
-		if rt.failures < e.p.MaxAttempts || att.Cancelling {
-			rt.retry = rt.failures > 0
+		if rt.failures < e.p.MaxAttempts || att.Cancelling || o.Status == OutcomeLost {
+			rt.retry = rt.failures > 0 || o.Status == OutcomeLost
 			e.makeReady(i)
 			return nil, nil
 		}
@@ -131,7 +135,7 @@ func (e *Engine) succeed(i int, att Attempt, o Outcome) []Decision {
 	for _, r := range e.g.rdeps[i] {
 		if e.g.comp[r] == e.g.comp[i] && l.pos[r] > l.pos[i] {
 			if e.unmet[r]--; e.unmet[r] == 0 && e.nodes[r].status == StatusPending {
-				e.makeReady(r)
+				e.readyAfterSuccess(r)
 			}
 		}
 	}
@@ -157,7 +161,7 @@ func (e *Engine) succeed(i int, att Attempt, o Outcome) []Decision {
 		}
 		for _, m := range l.members {
 			if e.unmet[m] == 0 {
-				e.makeReady(m)
+				e.readyAfterSuccess(m)
 			}
 		}
 	case repeat:
@@ -181,7 +185,7 @@ func (e *Engine) release(i int) {
 			continue
 		}
 		if e.unmet[r]--; e.unmet[r] == 0 && e.nodes[r].status == StatusPending {
-			e.makeReady(r)
+			e.readyAfterSuccess(r)
 		}
 	}
 }
@@ -198,6 +202,7 @@ func (e *Engine) finishNode(i int, s Status, reason string, output json.RawMessa
 	if rt.inHeap {
 		e.removeReady(i)
 	}
+	e.unhold(i)
 }
 
 func (e *Engine) removeReady(i int) {
@@ -278,6 +283,75 @@ func (e *Engine) afterFailure(failed []int, reason string) []Decision {
 		return out
 	}
 	return e.halt(fmt.Sprintf("%s: node %q failed (%s)", e.p.Strategy, first, reason))
+}
+
+// ErrNotReopenable is returned by Reopen for a node whose result cannot be
+// taken back.
+var ErrNotReopenable = errors.New("node cannot be reopened")
+
+// Reopen takes back the success of node id: its result did not hold (for
+// dome run, its patch proposal conflicted when the wave was integrated). It
+// counts as a failed attempt of the node; while failures stay under
+// max_attempts the node is ready again (held by the wave barrier until the
+// next wave), otherwise it fails for good and the strategy applies. The
+// dependents that became ready with it wait again. Only a node outside a
+// loop none of whose dependents has started can be reopened. The first
+// Decision is the reopen itself (action reopen); the rest follow from it.
+func (e *Engine) Reopen(id, reason string) ([]Decision, error) {
+	i, ok := e.g.Index(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: no node %q", ErrNotReopenable, id)
+	}
+	rt := &e.nodes[i]
+	switch {
+	case e.halted != "":
+		return nil, fmt.Errorf("%w: %q: the run halted (%s)", ErrNotReopenable, id, e.halted)
+	case rt.status != StatusSucceeded:
+		return nil, fmt.Errorf("%w: %q is %s, not succeeded", ErrNotReopenable, id, rt.status)
+	}
+	if _, _, inLoop := e.g.LoopOf(i); inLoop {
+		return nil, fmt.Errorf("%w: %q is a loop's node", ErrNotReopenable, id)
+	}
+	for _, r := range e.g.rdeps[i] {
+		if n := &e.nodes[r]; n.attempts > 0 || n.status != StatusPending && n.status != StatusReady {
+			return nil, fmt.Errorf("%w: %q: its dependent %q has started (%s)", ErrNotReopenable, id, e.g.nodes[r].ID, n.status)
+		}
+	}
+	if reason == "" {
+		reason = "reopened"
+	}
+	for k, x := range e.done {
+		if x == i {
+			e.done = append(e.done[:k:k], e.done[k+1:]...)
+			break
+		}
+	}
+	cl := e.classes[e.classOf[i]]
+	cl.succeeded--
+	cl.failed++
+	rt.failures++
+	rt.output = nil
+	e.open++
+	for _, r := range e.g.rdeps[i] {
+		e.unmet[r]++
+		if n := &e.nodes[r]; n.status == StatusReady {
+			if n.inHeap {
+				e.removeReady(r)
+			}
+			e.unhold(r)
+			n.status = StatusPending
+		}
+	}
+	d := e.decision(ActReopen, i, reason)
+	d.Running = e.live
+	out := []Decision{d}
+	if rt.failures < e.p.MaxAttempts {
+		rt.status, rt.reason, rt.retry = StatusPending, reason, true
+		e.readyAfterSuccess(i)
+		return out, nil
+	}
+	rt.status = StatusPending // not final, so that fail closes it
+	return append(out, e.fail(i, fmt.Sprintf("%d failed attempt(s), max_attempts %d: %s", rt.failures, e.p.MaxAttempts, reason))...), nil
 }
 
 // Halt stops the run: running attempts are cancelled, nodes not started are

@@ -17,10 +17,11 @@ type State struct {
 	Seed          string       `json:"determinism_seed"`
 	Sequence      int          `json:"sequence"` // of the last decision
 	Halted        string       `json:"halted,omitempty"`
-	Nodes         []NodeState  `json:"nodes"`     // in graph order
-	Classes       []ClassState `json:"classes"`   // by class name
-	Loops         []LoopState  `json:"loops"`     // in declaration order
-	Completed     []string     `json:"completed"` // succeeded nodes, in completion order
+	Wave          string       `json:"wave,omitempty"` // of the last Next call
+	Nodes         []NodeState  `json:"nodes"`          // in graph order
+	Classes       []ClassState `json:"classes"`        // by class name
+	Loops         []LoopState  `json:"loops"`          // in declaration order
+	Completed     []string     `json:"completed"`      // succeeded nodes, in completion order
 }
 
 // NodeState is one node in a State.
@@ -34,6 +35,7 @@ type NodeState struct {
 	Output       json.RawMessage `json:"output,omitempty"`
 	Retry        bool            `json:"retry,omitempty"`
 	Repeat       bool            `json:"repeat,omitempty"`
+	Held         bool            `json:"held,omitempty"`         // ready, held by the wave barrier until the next wave
 	Compensation string          `json:"compensation,omitempty"` // running, done, failed
 }
 
@@ -52,13 +54,13 @@ type LoopState struct {
 
 // State returns a copy of the engine's state.
 func (e *Engine) State() State {
-	s := State{SchemaVersion: StateSchema, RunID: e.opt.RunID, Seed: e.opt.Seed, Sequence: e.seq, Halted: e.halted,
+	s := State{SchemaVersion: StateSchema, RunID: e.opt.RunID, Seed: e.opt.Seed, Sequence: e.seq, Halted: e.halted, Wave: e.wave,
 		Nodes: make([]NodeState, len(e.nodes)), Classes: make([]ClassState, len(e.classes)),
 		Loops: make([]LoopState, len(e.g.loops)), Completed: make([]string, len(e.done))}
 	for i, rt := range e.nodes {
 		s.Nodes[i] = NodeState{NodeID: e.g.nodes[i].ID, Status: rt.status, Reason: rt.reason, Attempts: rt.attempts,
 			Failures: rt.failures, Live: append([]Attempt(nil), rt.live...), Output: clone(rt.output), Retry: rt.retry,
-			Repeat: rt.repeat, Compensation: rt.comp}
+			Repeat: rt.repeat, Held: rt.held, Compensation: rt.comp}
 	}
 	for k, c := range e.classes {
 		s.Classes[k] = ClassState{Class: c.name, Succeeded: c.succeeded, Failed: c.failed}
@@ -114,7 +116,7 @@ func Resume(g *Graph, p Policy, opt Options, s State) (*Engine, error) {
 		return nil, stateErr("/loops", "%d loops, the graph has %d", len(s.Loops), len(g.loops))
 	}
 	e := newEngine(g, p, opt)
-	e.seq, e.halted = s.Sequence, s.Halted
+	e.seq, e.halted, e.wave = s.Sequence, s.Halted, s.Wave
 	for k, l := range s.Loops {
 		gl := g.loops[k]
 		if l.LoopID != gl.id || l.Iteration < 1 || l.Iteration > gl.max {
@@ -197,7 +199,11 @@ func (e *Engine) restoreNode(i int, ns NodeState, f string) error {
 	}
 	rt := &e.nodes[i]
 	rt.status, rt.reason, rt.attempts, rt.failures = ns.Status, ns.Reason, ns.Attempts, ns.Failures
+	if ns.Held && (ns.Status != StatusReady || !e.p.WaveBarrier) {
+		return stateErr(f+"/held", "only a ready node is held, and only under the wave barrier")
+	}
 	rt.output, rt.retry, rt.repeat, rt.comp = clone(ns.Output), ns.Retry, ns.Repeat, ns.Compensation
+	rt.held = ns.Held
 	for k, a := range ns.Live {
 		want := ExecutionID(e.opt.Seed, e.opt.RunID, e.g.nodes[i].ID, a.Attempt)
 		if a.Attempt < 1 || a.Attempt > ns.Attempts || a.NodeExecutionID != want {
@@ -252,6 +258,8 @@ func (e *Engine) restoreReadiness() error {
 			return stateErr(f, "node %q is %s although a dependency has not succeeded", g.nodes[i].ID, st)
 		case st == StatusReady && e.halted != "":
 			return stateErr(f, "node %q is ready although the run halted", g.nodes[i].ID)
+		case st == StatusReady && e.nodes[i].held:
+			e.deferred = append(e.deferred, i)
 		case st == StatusReady:
 			e.makeReady(i)
 		}

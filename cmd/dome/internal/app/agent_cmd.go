@@ -18,11 +18,14 @@ import (
 func newAgentCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "agent",
-		Usage: "resolve an agent's MCP server needs (agents.md) to a lock file",
+		Usage: "agent profiles of the registry (list, show, select) and an agent's MCP server lock (validate, discover, resolve)",
 		Subcommands: []*cli.Command{
 			newAgentValidateCommand(env),
 			newAgentDiscoverCommand(env),
 			newAgentResolveCommand(env),
+			newAgentListCommand(env),
+			newAgentShowCommand(env),
+			newAgentSelectCommand(env),
 		},
 		Description: help("agent"),
 	}

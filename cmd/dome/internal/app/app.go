@@ -200,11 +200,14 @@ func topLevel() []topCommand {
 		{"stack", newStackCommand},
 		{"run", newRunCommand},
 		{"sandbox", newSandboxCommand},
+		{"trace", newTraceCommand},
 		{"help", newHelpCommand},
 		{"completion", newCompletionCommand},
 		{"version", newVersionCommand},
 		{"grant", newGrantCommand},
 		{"spawn", newSpawnCommand},
+		{"workflow", newWorkflowCommand},
+		{"worker", newWorkerCommand},
 	}
 }
 

@@ -21,11 +21,15 @@ import (
 func newRunCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "run",
-		Usage: "work queues of TaskSpec nodes run in waves: validate, graph, plan",
+		Usage: "work queues of TaskSpec nodes run in waves of sandboxed workers: validate, graph, plan, start, status, replay, cancel",
 		Subcommands: []*cli.Command{
 			newRunValidateCommand(env),
 			newRunGraphCommand(env),
 			newRunPlanCommand(env),
+			newRunStartCommand(env),
+			newRunStatusCommand(env),
+			newRunReplayCommand(env),
+			newRunCancelCommand(env),
 		},
 	}
 }
@@ -185,6 +189,11 @@ func loadResolverCapabilities(env *Env, flag, root string) ([]string, string, er
 		}
 		return nil, "", &errkind.InputError{Source: source, Problem: "cannot read the capability resolver (policy/resolver_spec.json): " + pathErr(err)}
 	}
+	return resolverCapabilities(source, data)
+}
+
+// resolverCapabilities reads the capability names of a resolver spec.
+func resolverCapabilities(source string, data []byte) ([]string, string, error) {
 	if err := schemaval.CheckJSON(source, data); err != nil {
 		return nil, "", err
 	}

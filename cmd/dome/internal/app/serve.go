@@ -21,6 +21,7 @@ import (
 	"github.com/dome-registry/dome/pkg/action/httpapi"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/signing"
+	"github.com/dome-registry/dome/pkg/webui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -36,6 +37,8 @@ type serveOptions struct {
 	ShutdownTimeout time.Duration
 	Revalidate      time.Duration
 	Watch           bool
+	UI              *webui.Handler // --ui: the web view (nil: off)
+	UIRuns          string         // the runs folder it shows
 }
 
 func newServeCommand(env *Env) *cli.Command {
@@ -43,7 +46,7 @@ func newServeCommand(env *Env) *cli.Command {
 		Name:      "serve",
 		Usage:     "serve the action registry over HTTP (discover, fetch, verify, publish)",
 		ArgsUsage: " ",
-		Flags: withGlobal(
+		Flags: append(withGlobal(
 			&cli.StringFlag{Name: "store", Usage: "action store `URL`: git:PATH[#BRANCH], postgres://... or postgres ($DATABASE_URL) (default: the git repository of --repo)", EnvVars: []string{"DOME_ACTION_STORE"}},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen on `HOST:PORT` (port 0: any free port, logged)", EnvVars: []string{"DOME_SERVE_ADDR"}},
 			trustedFlag(),
@@ -52,7 +55,7 @@ func newServeCommand(env *Env) *cli.Command {
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a graceful stop waits for requests in flight"},
 			&cli.BoolFlag{Name: "watch", Value: true, Usage: "answer reads from memory while the store reports every change (PostgreSQL: LISTEN/NOTIFY; git: inotify on the branch ref); --watch=false reads the store on every request"},
 			&cli.DurationFlag{Name: "revalidate", Value: 0, Usage: "answer a version read from the store less than `D` ago from memory (0: read the store on every request; a tamper shows within D)"},
-		),
+		), serveUIFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := serveOptions{
 				Store: c.String("store"), Addr: c.String("addr"), Trusted: c.String("trusted"),
@@ -78,6 +81,11 @@ func newServeCommand(env *Env) *cli.Command {
 				return err
 			}
 			defer store.Close()
+			ui, runs, err := openServeUI(c.Context, env, c, serveUIOptionsFrom(c), store, keys)
+			if err != nil {
+				return err
+			}
+			opts.UI, opts.UIRuns = ui, runs
 			return runServe(c.Context, env, store, desc, keys, keysSource, opts)
 		},
 		Subcommands: []*cli.Command{newServeProbeCommand(env)},
@@ -105,8 +113,12 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 		return &errkind.InputError{Source: "--addr " + opts.Addr, Problem: err.Error(), Hint: "pick a free HOST:PORT (port 0 picks one)"}
 	}
 	const maxHeaderBytes = 64 << 10
+	var handler http.Handler = h
+	if opts.UI != nil {
+		handler = withUI(h, opts.UI, logger, opts.AccessLog)
+	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -133,8 +145,13 @@ func runServe(ctx context.Context, env *Env, store action.Store, storeDesc strin
 			logger.Warn("weak api key", "hint", EnvActionRegistryAPIKey+" is shorter than 16 characters: use a long random string")
 		}
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String(), "store", storeDesc,
-		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", domeVersion())
+	attrs := []any{"addr", ln.Addr().String(), "url", "http://" + ln.Addr().String(), "store", storeDesc,
+		"trusted_keys", keysSource, "kids", keys.KIDs(), "publish", publish, "revalidate", opts.Revalidate.String(), "version", domeVersion()}
+	if opts.UI != nil {
+		srv.RegisterOnShutdown(opts.UI.Shutdown)
+		attrs = append(attrs, "ui", "http://"+ln.Addr().String()+webui.Prefix+"/", "runs", opts.UIRuns)
+	}
+	logger.Info("listening", attrs...)
 	logs.Flush()
 	go warnStaleLock(ctx, logger, store)
 	if _, ok := store.(httpapi.Watcher); ok && opts.Watch {

@@ -57,17 +57,19 @@ func createdAtFlag() cli.Flag {
 // <repo> being the main worktree also from a linked one (git worktree add):
 // a run belongs to the repository, as its integration ref does.
 func stackLayout(env *Env, c *cli.Context, repo *gitstore.Repo) stack.Layout {
-	dir := c.String("ops")
-	if dir == "" {
-		root := repo.Path()
-		if main := repo.MainWorktree(); main != "" {
-			root = main
-		}
-		dir = filepath.Join(root, filepath.FromSlash(stack.RunsDir))
-	} else {
-		dir = absPath(env, dir)
+	return stack.NewLayout(runsDir(env, c, repo), c.String("run"))
+}
+
+// runsDir is --ops, else <repo>/ops/runs of the main worktree.
+func runsDir(env *Env, c *cli.Context, repo *gitstore.Repo) string {
+	if dir := c.String("ops"); dir != "" {
+		return absPath(env, dir)
 	}
-	return stack.NewLayout(dir, c.String("run"))
+	root := repo.Path()
+	if main := repo.MainWorktree(); main != "" {
+		root = main
+	}
+	return filepath.Join(root, filepath.FromSlash(stack.RunsDir))
 }
 
 // loadStackPolicy reads --policy, else <repo>/policy/stack_policy.json,

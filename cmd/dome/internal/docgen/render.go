@@ -110,7 +110,7 @@ func (r *renderer) section(b *strings.Builder, c *cli.Command, path []string, le
 		fmt.Fprintf(b, "```\n%s\n```\n\n", synopsis(full, c))
 	}
 	if d := strings.TrimSpace(c.Description); d != "" {
-		b.WriteString(mdSafe(d))
+		b.WriteString(docsLinks.ReplaceAllString(mdSafe(d), "](../$1"))
 		b.WriteString("\n\n")
 	}
 	if own := r.ownFlags(c.Flags); len(own) > 0 {
@@ -355,3 +355,8 @@ func (r *renderer) manFlags(b *strings.Builder, flags []cli.Flag) {
 
 // manText drops the backticks of a placeholder in a usage line.
 func manText(s string) string { return strings.ReplaceAll(s, "`", "") }
+
+// docsLinks finds the links of a command's help to the pages of docs/
+// ("[runs.md](runs.md#x)"): the help is written as if it sat in docs/, the
+// generated pages sit one folder down.
+var docsLinks = regexp.MustCompile(`\]\(([a-z0-9-]+\.md)`)
