@@ -1,14 +1,17 @@
-// Command webui benchmarks the web view (issue 28): a run page of a
+// Command webui benchmarks the web view: a run page of a
 // 1,000-node stack run (internal/stacksim: 1,000 proposals, a plan, 900
 // layers, a task event per layer) served by dome serve --ui, beside the
 // JSON answer for the same view (run.json: the same RunView, encoded as
-// JSON instead of rendered) and the floor, GET /healthz on the same
+// JSON instead of rendered; a baseline, as no other tool serves this view)
+// and the floor, GET /healthz on the same
 // server. The target: the run page renders in under 100 ms on the server.
 //
 // Requests run one at a time (a page is rendered on one core); each
 // figure is the median and the 90th percentile of -n requests, after a
 // warm-up. The first request of a run (its ledger read and folded) is
-// reported apart. It prints "workload | dome | peer | ratio | floor" rows.
+// reported apart. The workloads alternate in 3 rounds; each row gives the
+// median of the rounds' medians with their range, page / baseline, and the
+// load average at the start and the end.
 package main
 
 import (
@@ -22,9 +25,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
+	"github.com/dome-registry/dome/internal/benchrun"
 	"github.com/dome-registry/dome/internal/stacksim"
 )
 
@@ -41,6 +44,7 @@ func main() {
 }
 
 func run(dome, work string, nodes, n int) error {
+	loadStart := benchrun.Load()
 	if dome == "" {
 		return fmt.Errorf("set -dome or DOME_BIN")
 	}
@@ -135,19 +139,35 @@ func run(dome, work string, nodes, n int) error {
 			*w.out = append(*w.out, s)
 		}
 	}
-	med := func(ss []stat) stat {
-		sort.Slice(ss, func(i, j int) bool { return ss[i].p50 < ss[j].p50 })
-		return ss[len(ss)/2]
-	}
-	p, j, pl, f := med(page), med(js), med(plan), med(floor)
-	load, _ := os.ReadFile("/proc/loadavg")
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-	fmt.Printf("bench/webui: a %d-node stack run (%d events), %d requests per workload x 3 interleaved rounds, load average %s\n", nodes, last, n, strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Println("workload | dome | peer | ratio | floor")
-	fmt.Printf("run page (HTML, %d KB) vs run.json (%d KB), median | %s | %s | %.2fx | %s\n", p.size>>10, j.size>>10, ms(p.p50), ms(j.p50), float64(p.p50)/float64(j.p50), ms(f.p50))
-	fmt.Printf("run page vs run.json, p90 | %s | %s | %.2fx | %s\n", ms(p.p90), ms(j.p90), float64(p.p90)/float64(j.p90), ms(f.p90))
-	fmt.Printf("plan page with its %d-node graph (HTML+SVG, %d KB), median | %s | %s | %.2fx | %s\n", nodes+1, pl.size>>10, ms(pl.p50), ms(j.p50), float64(pl.p50)/float64(j.p50), ms(f.p50))
-	fmt.Printf("first request of the run (%d events read and folded; %d KB) | %s | - | - | -\n", last, coldSize>>10, ms(cold))
+	// spread is the median over the rounds of one figure, with its range.
+	spread := func(ss []stat, f func(stat) time.Duration) (time.Duration, string) {
+		var ds []time.Duration
+		for _, x := range ss {
+			ds = append(ds, f(x))
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		m := ds[len(ds)/2]
+		return m, fmt.Sprintf("%s [%s-%s]", ms(m), ms(ds[0]), ms(ds[len(ds)-1]))
+	}
+	p50 := func(x stat) time.Duration { return x.p50 }
+	p90 := func(x stat) time.Duration { return x.p90 }
+	pm, ps := spread(page, p50)
+	jm, js50 := spread(js, p50)
+	_, fs := spread(floor, p50)
+	pm90, ps90 := spread(page, p90)
+	jm90, js90 := spread(js, p90)
+	_, fs90 := spread(floor, p90)
+	plm, pls := spread(plan, p50)
+	fmt.Printf("bench/webui: a %d-node stack run (%d events), %d requests per workload x 3 interleaved rounds; load average at start %s, at the end %s\n", nodes, last, n, loadStart, benchrun.Load())
+	var t benchrun.Table
+	t.Row("workload (no peer serves this view)", "dome", "baseline: run.json", "dome/baseline", "floor: GET /healthz")
+	t.Row(fmt.Sprintf("run page (HTML, %d KB; run.json %d KB), median", page[0].size>>10, js[0].size>>10), ps, js50, fmt.Sprintf("%.2fx", float64(pm)/float64(jm)), fs)
+	t.Row("run page, p90", ps90, js90, fmt.Sprintf("%.2fx", float64(pm90)/float64(jm90)), fs90)
+	t.Row(fmt.Sprintf("plan page with its %d-node graph (HTML+SVG, %d KB), median", nodes+1, plan[0].size>>10), pls, js50, fmt.Sprintf("%.2fx", float64(plm)/float64(jm)), fs)
+	t.Row(fmt.Sprintf("first request of the run (%d events read and folded; %d KB), once", last, coldSize>>10), ms(cold), "-", "-", "-")
+	t.Print(os.Stdout)
+	p := struct{ p50 time.Duration }{pm}
 	if p.p50 > 100*time.Millisecond {
 		fmt.Printf("run page median %s is over the 100 ms target\n", ms(p.p50))
 	}
