@@ -41,8 +41,9 @@ contract: build ## contract tests of every example tool x profile and the skill 
 	@for t in repo-read patch-proposal repo-admin; do \
 	  echo "== $$t default"; ./$(BIN) contract-test $$t@HEAD --profile default || exit 1; done
 
-vendor-check: ## prove internal/oapicodegen is upstream oapi-codegen + dome.patch (needs the Go module proxy)
+vendor-check: ## prove internal/oapicodegen is upstream oapi-codegen + dome.patch and internal/yamlevent upstream yaml.v3 (needs the Go module proxy)
 	./scripts/vendor-oapi-codegen.sh --check
+	./scripts/vendor-yaml-events.sh --check
 
 bench: build ## compare dome with its peers side by side (see bench/)
 	./scripts/bench.sh $(BIN)

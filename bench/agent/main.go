@@ -13,7 +13,10 @@
 //	          next step starts; per step, against calling the step function
 //	          directly (the floor), and the same run without a ledger.
 //
-// It prints "workload | dome | floor | ratio" rows and the load average.
+// No tool does what these do, so there is no peer: each row puts dome
+// beside its floor, the two interleaved (sample by sample, or run by run),
+// with medians and their ranges [min-max], dome / floor, and the load
+// average at the start and the end.
 package main
 
 import (
@@ -43,7 +46,7 @@ func main() {
 	w, err := filepath.Abs(*work)
 	must(err)
 	fmt.Printf("load average at start: %s\n", loadAvg())
-	fmt.Printf("%-64s | %12s | %12s | %8s\n", "workload", "dome", "floor", "ratio")
+	fmt.Printf("%-72s | %-30s | %-30s | %s\n", "workload (no peer)", "dome", "floor", "dome/floor")
 	for _, n := range []int{1000, 10000} {
 		selection(n)
 	}
@@ -53,15 +56,26 @@ func main() {
 		selectCLI(d, w, 1000)
 	}
 	engine(w, 200)
-	fmt.Printf("load average at end: %s\n", loadAvg())
+	fmt.Printf("(medians, ranges in brackets; load average at the end: %s)\n", loadAvg())
 }
 
-func row(name string, dome, floor time.Duration) {
+// row prints the medians and ranges of dome's and the floor's samples
+// (floor nil: none).
+func row(name string, dome, floor []time.Duration) {
 	ratio, fl := "-", "-"
-	if floor > 0 {
-		ratio, fl = fmt.Sprintf("%.1fx", float64(dome)/float64(floor)), round(floor)
+	if len(floor) > 0 {
+		ratio, fl = fmt.Sprintf("%.1fx", float64(median(dome))/float64(median(floor))), spread(floor)
 	}
-	fmt.Printf("%-64s | %12s | %12s | %8s\n", name, round(dome), fl, ratio)
+	fmt.Printf("%-72s | %-30s | %-30s | %s\n", name, spread(dome), fl, ratio)
+}
+
+func spread(ds []time.Duration) string {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 1 {
+		return round(s[0])
+	}
+	return fmt.Sprintf("%s [%s-%s]", round(median(s)), round(s[0]), round(s[len(s)-1]))
 }
 
 func round(d time.Duration) string {
@@ -183,9 +197,9 @@ func selection(n int) {
 			floorT = append(floorT, time.Since(s))
 		}
 	}
-	row(fmt.Sprintf("select among %d profiles (median of %d selections)", n, len(domeT)), median(domeT), median(floorT))
-	row(fmt.Sprintf("  load and validate %d profile files (LoadCatalog)", n), load, 0)
-	row(fmt.Sprintf("  prepare the selector (NewSelector, %d profiles)", n), prep, 0)
+	row(fmt.Sprintf("select among %d profiles (%d selections; floor: a bare substring scan)", n, len(domeT)), domeT, floorT)
+	row(fmt.Sprintf("  load and validate %d profile files (LoadCatalog, once)", n), []time.Duration{load}, nil)
+	row(fmt.Sprintf("  prepare the selector (NewSelector, %d profiles, once)", n), []time.Duration{prep}, nil)
 }
 
 var sink int
@@ -225,7 +239,7 @@ func selectCLI(dome, work string, n int) {
 		sel = append(sel, run("agent", "select", tasks[i%len(tasks)]))
 		ver = append(ver, run("version"))
 	}
-	row(fmt.Sprintf("dome agent select, registry of %d agent files in git (floor: dome version)", n), median(sel), median(ver))
+	row(fmt.Sprintf("dome agent select, %d agent files in git (floor: dome version)", n), sel, ver)
 }
 
 // nopModel answers at once.
@@ -248,7 +262,8 @@ func engine(work string, steps int) {
 	cat, err := agent.LoadCatalog("bench", files, []agent.File{runtimeFile()}, nil, agent.LoadOptions{})
 	must(err)
 	r := agent.NewRunner(agent.Env{Catalog: cat, Provider: func(*provider.Runtime) (provider.Provider, error) { return nopModel{}, nil }})
-	var withLog, noLog []time.Duration
+	var withLog, noLog, floor []time.Duration
+	m := nopModel{}
 	for round := 0; round < 5; round++ {
 		dir := filepath.Join(work, fmt.Sprintf("runs/r%d", round))
 		l, err := ledger.Open(dir, "bench")
@@ -266,17 +281,16 @@ func engine(work string, steps int) {
 		_, err = r.Start(context.Background(), agent.StartOptions{RunID: "bench", Agent: "long", Task: "t"})
 		must(err)
 		noLog = append(noLog, time.Since(s)/time.Duration(steps))
+		// The floor: call the step function directly, as often.
+		s = time.Now()
+		for k := 0; k < steps; k++ {
+			resp, _ := m.Complete(context.Background(), provider.Request{Prompt: "step t"})
+			sink += len(resp.Text)
+		}
+		floor = append(floor, time.Since(s)/time.Duration(steps))
 	}
-	// The floor: call the step function directly, as often.
-	m := nopModel{}
-	s := time.Now()
-	for k := 0; k < 5*steps; k++ {
-		resp, _ := m.Complete(context.Background(), provider.Request{Prompt: "step t"})
-		sink += len(resp.Text)
-	}
-	floor := time.Since(s) / time.Duration(5*steps)
-	row(fmt.Sprintf("workflow step, events + checkpoint durable (fsync) (%d steps)", steps), median(withLog), floor)
-	row(fmt.Sprintf("workflow step, no ledger: engine, abilities, templates (%d steps)", steps), median(noLog), floor)
+	row(fmt.Sprintf("workflow step, events + checkpoint durable (fsync) (%d steps x 5 runs)", steps), withLog, floor)
+	row(fmt.Sprintf("workflow step, no ledger: engine, abilities, templates (%d steps x 5 runs)", steps), noLog, floor)
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22 benchmark: agent selection among 1,000 and 10,000 profiles (floor:
+# Agent selection among 1,000 and 10,000 profiles (floor:
 # a bare scan of the same example tasks), loading and validating them, dome
 # agent select end to end on a registry of 1,000 agent files, and the
 # workflow engine's overhead per step, checkpoint durable before the next

@@ -1,10 +1,11 @@
-// Command canonical benchmarks dome's trust core (issue 3) and prints
-// "workload | dome | peer | ratio | floor" rows from one run:
+// Command canonical benchmarks dome's trust core and prints
+// "workload | dome | peer | peer/dome | baseline" rows:
 //
 //   - RFC 8785 canonicalization of the Stripe OpenAPI document (3.5 MB):
 //     dome (pkg/canonical.Transform) vs the npm "canonicalize" package with
 //     node (JSON.parse + canonicalize, timed inside node after warm-up) vs the
-//     floor, encoding/json Unmarshal into any + Marshal, timed in this process.
+//     baseline encoding/json Unmarshal into any + Marshal (not a floor: dome
+//     does not build a tree), timed in this process; the three interleaved.
 //     The same with every object's members reversed (every object must be
 //     sorted), and the whole processes (dome canon vs node, startup included).
 //   - Peak memory: the peak RSS of "dome canon FILE" and what
@@ -12,7 +13,9 @@
 //   - Ed25519 verification of a 1 KB action schema: signing.TrustedKeys.Verify
 //     (digest + DSSE PAE + Ed25519) vs crypto/ed25519.Verify over the schema.
 //
-// The outputs of dome and node are compared byte for byte.
+// The outputs of dome and node are compared byte for byte. Rows give medians
+// with their ranges (internal/benchrun), ratios peer / dome (above 1: dome is
+// faster) and the load average at the start and the end.
 package main
 
 import (
@@ -31,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dome-registry/dome/internal/benchrun"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/signing"
 )
@@ -39,7 +43,7 @@ func main() {
 	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
 	work := flag.String("work", "bench/.work/canonical", "work directory (node_modules of the peer)")
 	input := flag.String("input", "../shared/data/stripe-spec3-2021-06.json", "JSON document to canonicalize")
-	rounds := flag.Int("rounds", 15, "timed rounds per workload (median reported)")
+	rounds := flag.Int("rounds", 15, "measured rounds per workload, interleaved")
 	flag.Parse()
 	if *dome == "" {
 		fail("set -dome or DOME_BIN")
@@ -54,11 +58,13 @@ func main() {
 	check(err)
 	check(os.WriteFile(peer, src, 0o644))
 	mb := float64(len(in)) / (1 << 20)
-	fmt.Printf("input: %s (%.2f MB); %d rounds each, medians; %d CPUs, %s\n\n", *input, mb, *rounds, runtime.NumCPU(), runtime.Version())
+	fmt.Printf("input: %s (%.2f MB); %d CPUs, %s; load average at start: %s\n\n", *input, mb, runtime.NumCPU(), runtime.Version(), benchrun.Load())
 
-	rows := [][]string{{"workload", "dome", "peer: node canonicalize 5.1.0", "ratio (peer/dome)", "floor: encoding/json round trip", "dome/floor", "target"}}
+	rows := [][]string{{"workload", "dome", "peer: node canonicalize 5.1.0", "peer/dome", "baseline: encoding/json round trip", "dome/baseline", "target"}}
 
-	// 1. In-process canonicalization, as given and with members reversed.
+	// 1. In-process canonicalization, as given and with members reversed:
+	// each round runs dome's Transform, the baseline and one node process
+	// (which times its own run after warm-up), so load lands on all three.
 	reversed := reverseMembers(in)
 	revFile := filepath.Join(*work, "reversed.json")
 	check(os.WriteFile(revFile, reversed, 0o644))
@@ -69,35 +75,38 @@ func main() {
 	}{{"canonicalize (in-process)", in, *input}, {"  members reversed", reversed, revFile}} {
 		out, err := canonical.Transform(w.data)
 		check(err)
-		var d, f []time.Duration
-		for i := 0; i < *rounds; i++ { // interleaved, so load affects both alike
-			d = append(d, timeIt(func() { _, _ = canonical.Transform(w.data) }))
-			f = append(f, timeIt(func() { floorRoundTrip(w.data) }))
-		}
 		nodeOut := filepath.Join(*work, "node-out.json")
-		res := nodeRun(peer, w.file, *rounds, nodeOut)
-		same := "identical"
+		res, err := benchrun.Interleave(*rounds, 1,
+			benchrun.Func("dome", func() error { _, err := canonical.Transform(w.data); return err }),
+			benchrun.Func("baseline", func() error { floorRoundTrip(w.data); return nil }),
+			benchrun.Job{Label: "node", Run: func() (benchrun.Sample, error) {
+				ms := nodeRun(peer, w.file, nodeOut)
+				return benchrun.Sample{Wall: time.Duration(ms * float64(time.Millisecond))}, nil
+			}})
+		check(err)
+		same := "identical output"
 		if got, _ := os.ReadFile(nodeOut); !bytes.Equal(got, out) {
 			same = "DIFFERENT OUTPUT"
 		}
-		dm, fm, nm := median(d), median(f), time.Duration(res.MedianMS*float64(time.Millisecond))
-		rows = append(rows, []string{w.name, ms(dm), ms(nm) + " (" + same + ")", ratio(nm, dm), ms(fm), fmt.Sprintf("%.2f", float64(dm)/float64(fm)), verdict(float64(nm)/float64(dm) >= 2 && float64(dm) <= 1.5*float64(fm), ">=2x node, <=1.5x floor")})
+		d, f, n := res["dome"].Wall(), res["baseline"].Wall(), res["node"].Wall()
+		rows = append(rows, []string{w.name, benchrun.Ms(d), benchrun.Ms(n) + " (" + same + ")", benchrun.Ratio(n, d), benchrun.Ms(f), fmt.Sprintf("%.2f", d.Median/f.Median),
+			verdict(n.Median/d.Median >= 2 && d.Median <= 1.5*f.Median, ">=2x node, <=1.5x the baseline")})
 	}
 
-	// 2. Whole processes: dome canon vs node peer.mjs (startup included).
-	var dw, nw []time.Duration
-	var drss, nrss []int64
-	for i := 0; i < *rounds; i++ {
-		t, r := runProcess(*dome, "canon", *input)
-		dw, drss = append(dw, t), append(drss, r)
-		t, r = runProcess("node", peer, *input)
-		nw, nrss = append(nw, t), append(nrss, r)
-	}
-	rows = append(rows, []string{"dome canon FILE vs node (whole process)", ms(median(dw)), ms(median(nw)), ratio(median(nw), median(dw)), "-", "-", ""})
+	// 2. Whole processes: dome canon vs node peer.mjs (start-up included),
+	// interleaved, peak RSS from GNU time.
+	whole, err := benchrun.Interleave(*rounds, 1,
+		benchrun.Command("dome canon", *dome, "canon", *input),
+		benchrun.Command("node", "node", peer, *input),
+		benchrun.Command("dome --version", *dome, "--version"))
+	check(err)
+	dw, nw := whole["dome canon"], whole["node"]
+	rows = append(rows, []string{"dome canon FILE vs node (whole process): wall", benchrun.Ms(dw.Wall()), benchrun.Ms(nw.Wall()), benchrun.Ratio(nw.Wall(), dw.Wall()), "-", "-", ""})
+	rows = append(rows, []string{"  CPU", benchrun.Ms(dw.CPU()), benchrun.Ms(nw.CPU()), benchrun.Ratio(nw.CPU(), dw.CPU()), "-", "-", ""})
 
 	// 3. Memory.
-	base := medianInt(func() int64 { _, r := runProcess(*dome, "--version"); return r }, 5)
-	peak := slices.Max(drss)
+	base := int64(whole["dome --version"].RSS().Median)
+	peak := int64(dw.RSS().Median)
 	// The whole-process figure includes dome's baseline (runtime, binary,
 	// package init of every linked package: "dome --version"), which does not
 	// depend on the input; the target is judged on what canonicalizing adds.
@@ -105,8 +114,8 @@ func main() {
 	if float64(peak) >= 4*float64(len(in)) {
 		wholeOK = "over 4x input: the baseline is most of it"
 	}
-	rows = append(rows, []string{"peak RSS of dome canon FILE", fmt.Sprintf("%.1f MB = %.2fx input", mbOf(peak), float64(peak)/float64(len(in))), fmt.Sprintf("%.1f MB", mbOf(slices.Max(nrss))), "-", "-", "-", wholeOK})
-	rows = append(rows, []string{"  above dome --version's peak", fmt.Sprintf("%.1f MB = %.2fx input (baseline %.1f MB)", mbOf(peak-base), float64(peak-base)/float64(len(in)), mbOf(base)), "-", "-", "-", "-", verdict(float64(peak-base) < 4*float64(len(in)), "< 4x input")})
+	rows = append(rows, []string{"peak RSS of dome canon FILE", fmt.Sprintf("%s = %.2fx input", benchrun.MB(dw.RSS()), float64(peak)/float64(len(in))), benchrun.MB(nw.RSS()), benchrun.Ratio(nw.RSS(), dw.RSS()), "-", "-", wholeOK})
+	rows = append(rows, []string{"  above dome --version's peak", fmt.Sprintf("%.1f MB = %.2fx input (dome --version %.1f MB)", mbOf(peak-base), float64(peak-base)/float64(len(in)), mbOf(base)), "-", "-", "-", "-", verdict(float64(peak-base) < 4*float64(len(in)), "< 4x input")})
 	alloc := allocated(func() { _, _ = canonical.Transform(in) })
 	fAlloc := allocated(func() { floorRoundTrip(in) })
 	rows = append(rows, []string{"heap allocated by one Transform", fmt.Sprintf("%.1f MB = %.2fx input", float64(alloc)/(1<<20), float64(alloc)/float64(len(in))), "-", "-", fmt.Sprintf("%.1f MB", float64(fAlloc)/(1<<20)), "-", ""})
@@ -121,9 +130,10 @@ func main() {
 
 	// 4. Ed25519 verify of a 1 KB schema.
 	ours, raw := verifyBench()
-	rows = append(rows, []string{"Ed25519 verify, 1 KB schema", fmt.Sprintf("%.0f/s", ours), "-", "-", fmt.Sprintf("%.0f/s crypto/ed25519.Verify", raw), fmt.Sprintf("%.0f%% of floor", 100*ours/raw), verdict(ours >= 0.9*raw, ">= 90% of floor")})
+	rows = append(rows, []string{"Ed25519 verify, 1 KB schema", fmt.Sprintf("%.0f/s", ours), "-", "-", fmt.Sprintf("%.0f/s crypto/ed25519.Verify (the floor)", raw), fmt.Sprintf("%.0f%% of the floor", 100*ours/raw), verdict(ours >= 0.9*raw, ">= 90% of the floor")})
 
 	printTable(rows)
+	fmt.Printf("(medians of %d interleaved rounds, ranges in brackets; verification: the best of 3 alternating testing.Benchmark runs of each; load average at the end: %s)\n", *rounds, benchrun.Load())
 }
 
 func verdict(ok bool, target string) string {
@@ -140,13 +150,6 @@ func floorRoundTrip(in []byte) {
 	check(err)
 }
 
-func timeIt(f func()) time.Duration {
-	runtime.GC()
-	start := time.Now()
-	f()
-	return time.Since(start)
-}
-
 func allocated(f func()) uint64 {
 	runtime.GC()
 	var a, b runtime.MemStats
@@ -156,46 +159,20 @@ func allocated(f func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-type nodeResult struct {
-	MedianMS float64 `json:"median_ms"`
-	MinMS    float64 `json:"min_ms"`
-}
-
-func nodeRun(peer, input string, rounds int, out string) nodeResult {
-	cmd := exec.Command("node", peer, input, fmt.Sprint(rounds), out)
+// nodeRun runs the peer once (three warm-up runs, then one timed inside
+// node) and returns its time in milliseconds.
+func nodeRun(peer, input, out string) float64 {
+	cmd := exec.Command("node", peer, input, "1", out)
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {
 		fail(fmt.Sprintf("node %s: %v", peer, err))
 	}
-	var r nodeResult
+	var r struct {
+		MedianMS float64 `json:"median_ms"`
+	}
 	check(json.Unmarshal(b, &r))
-	return r
-}
-
-// runProcess runs a command with its output discarded and returns its wall
-// time and peak RSS in bytes, measured by GNU time (/usr/bin/time -f %M):
-// the rusage of a child this (large) process starts would include the
-// memory it shared before exec.
-func runProcess(name string, args ...string) (time.Duration, int64) {
-	timeBin := "/usr/bin/time"
-	if _, err := os.Stat(timeBin); err != nil {
-		fail("peak memory needs GNU time: apt-get install -y time")
-	}
-	cmd := exec.Command(timeBin, append([]string{"-f", "%M", name}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		fail(fmt.Sprintf("%s %s: %v: %s", name, strings.Join(args, " "), err, stderr.String()))
-	}
-	d := time.Since(start)
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	var kb int64
-	if _, err := fmt.Sscan(lines[len(lines)-1], &kb); err != nil {
-		fail(fmt.Sprintf("read peak RSS from %q: %v", stderr.String(), err))
-	}
-	return d, kb * 1024
+	return r.MedianMS
 }
 
 func verifyBench() (ours, raw float64) {
@@ -294,27 +271,6 @@ func writeReversed(b *bytes.Buffer, v any) {
 		check(err)
 		b.Write(e)
 	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func medianInt(f func() int64, n int) int64 {
-	var v []int64
-	for i := 0; i < n; i++ {
-		v = append(v, f())
-	}
-	slices.Sort(v)
-	return v[len(v)/2]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-
-func ratio(peer, dome time.Duration) string {
-	return fmt.Sprintf("%.1fx faster", float64(peer)/float64(dome))
 }
 
 func mbOf(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 3 benchmark: RFC 8785 canonicalization (dome vs node canonicalize vs
-# encoding/json) and Ed25519 verification (dome vs crypto/ed25519), one run.
+# RFC 8785 canonicalization (dome vs node canonicalize vs
+# encoding/json) and Ed25519 verification (dome vs crypto/ed25519), interleaved.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=bench/.work/canonical

@@ -1,38 +1,43 @@
-// Command gen benchmarks dome's client generation (issue 5).
+// Command gen benchmarks dome's client generation.
 //
-// Row 1: "dome gen --all" over the example registry of this checkout (4
-// tools x 3 profiles x 3 languages) into an empty directory; the floor is
-// "dome registry list" on the same repository (process start, git reads).
+// Row 1: "dome gen --all" over the example registry of this checkout into
+// an empty directory (no peer does the whole job); beside it "dome registry
+// list" on the same repository, a baseline (process start, git reads), not
+// a floor.
 //
-// Row 2: the Go client of the Stripe spec (../shared/data) with a profile
-// keeping about 10% of its operations (the charges, invoices,
-// payment_intents and refunds paths). dome's whole pipeline - resolve the
-// refs in git, filter, generate with oapi-codegen, format, manifest, write -
-// against oapi-codegen's own CLI at the same version (upstream's release,
-// built once with "go install", so compile time is not counted)
-// generating types and client from the filtered spec dome wrote. The floor
-// is "dome spec filter" alone: the pipeline's first step.
+// Row 2: the Go client of the Stripe spec with a profile keeping about 10% of
+// its operations (the charges, invoices, payment_intents and refunds paths).
+// dome's whole pipeline - resolve the refs in git, filter, generate with
+// oapi-codegen, format, manifest, write - against oapi-codegen's own CLI at
+// the same version (upstream's release, built once with "go install", so
+// compile time is not counted) generating types and client from the
+// filtered spec dome wrote; and "dome spec filter" alone, the pipeline's
+// first step, as a baseline.
 //
-// It prints "workload | dome | peer | ratio | floor" rows: medians of -runs.
+// Every command runs -runs times, all interleaved (internal/benchrun): the
+// rows give medians with their ranges of wall and CPU time, the ratio is
+// peer / dome (above 1: dome is faster), and the load average is printed at
+// the start and the end.
 package main
 
 import (
 	"flag"
 	"fmt"
-	"github.com/dome-registry/dome/pkg/codegen"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
+	"sync/atomic"
+
+	"github.com/dome-registry/dome/internal/benchrun"
+	"github.com/dome-registry/dome/pkg/codegen"
 )
 
 func main() {
 	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
 	spec := flag.String("spec", "../shared/data/stripe-spec3-2023-08.yaml", "the Stripe spec")
 	work := flag.String("work", "bench/.work/gen", "work directory")
-	runs := flag.Int("runs", 5, "runs of each command (medians reported)")
+	runs := flag.Int("runs", 5, "measured runs of each command, interleaved")
 	flag.Parse()
 	if *dome == "" {
 		fail("set -dome or DOME_BIN")
@@ -42,22 +47,27 @@ func main() {
 	w := abs(*work)
 	must(os.RemoveAll(w))
 	must(os.MkdirAll(w, 0o755))
+	fmt.Printf("load average at start: %s\n", benchrun.Load())
 
 	// The example registry in a repository of its own.
 	ex := filepath.Join(w, "example")
 	copyTree("registry/tools", filepath.Join(ex, "registry/tools"))
 	copyTree("generators", filepath.Join(ex, "generators"))
 	gitInit(ex)
-	genAll := median(*runs, func(i int) {
-		run(ex, d, "gen", "--all", "--no-compile", "--out", filepath.Join(w, fmt.Sprintf("ex-out-%d", i)))
-	})
-	list := median(*runs, func(int) { run(ex, d, "registry", "list") })
-
-	fmt.Println("workload | dome | peer | ratio | floor")
-	fmt.Printf("gen --all, example registry (36 clients) | %s | - | - | %s (dome registry list)\n", ms(genAll), ms(list))
+	var n atomic.Int64
+	fresh := func(prefix string) string { return filepath.Join(w, fmt.Sprintf("%s-%d", prefix, n.Add(1))) }
+	res, err := benchrun.Interleave(*runs, 1,
+		job("gen --all", ex, func() []string { return []string{d, "gen", "--all", "--no-compile", "--out", fresh("ex-out")} }),
+		job("registry list", ex, func() []string { return []string{d, "registry", "list"} }))
+	must(err)
+	var t benchrun.Table
+	t.Row("workload", "dome wall", "dome CPU", "peer wall", "peer CPU", "peer/dome (wall)", "baseline wall", "baseline CPU")
+	t.Row("gen --all, example registry (no peer; baseline dome registry list)", benchrun.Ms(res["gen --all"].Wall()), benchrun.Ms(res["gen --all"].CPU()), "-", "-", "-",
+		benchrun.Ms(res["registry list"].Wall()), benchrun.Ms(res["registry list"].CPU()))
 
 	if _, err := os.Stat(*spec); err != nil {
-		fmt.Printf("stripe Go client | skipped: %s not found | - | - | -\n", *spec)
+		t.Row("stripe Go client", "skipped: "+*spec+" not found")
+		t.Print(os.Stdout)
 		return
 	}
 	st := filepath.Join(w, "stripe")
@@ -85,40 +95,55 @@ func main() {
 		fail("build the oapi-codegen CLI: " + err.Error())
 	}
 	version := strings.TrimSpace(run(".", peer, "-version"))
-
-	pipeline := median(*runs, func(i int) {
-		run(st, d, "gen", "stripe@HEAD", "--profile", "p10@HEAD", "--lang", "go", "--no-compile", "--out", filepath.Join(w, fmt.Sprintf("st-out-%d", i)))
-	})
-	bare := median(*runs, func(i int) {
-		run(w, peer, "-generate", "types,client", "-package", "stripe", "-o", filepath.Join(w, fmt.Sprintf("peer-%d.go", i)), filtered)
-	})
-	filter := median(*runs, func(i int) {
-		run(st, d, "spec", "filter", "stripe@HEAD", "--profile", "p10@HEAD", "--out", filepath.Join(w, fmt.Sprintf("f-%d.json", i)))
-	})
-	fmt.Printf("stripe Go client, 10%% profile (%s) | %s | %s (oapi-codegen CLI %s) | %.2fx | %s (dome spec filter)\n",
-		strings.TrimSpace(strings.TrimPrefix(out, "wrote "+filtered+": ")), ms(pipeline), ms(bare), strings.Fields(version + " ?")[len(strings.Fields(version+" ?"))-2], float64(pipeline)/float64(bare), ms(filter))
-	g1, _ := os.ReadFile(filepath.Join(w, "st-out-0/client/go/stripe/p10/client.gen.go"))
-	g2, _ := os.ReadFile(filepath.Join(w, "peer-0.go"))
-	fmt.Printf("# generated Go: dome %d bytes, oapi-codegen CLI %d bytes (dome's header differs: no build-dependent module path)\n", len(g1), len(g2))
+	domeOut := filepath.Join(w, "st-out")
+	peerOut := filepath.Join(w, "peer.go")
+	res, err = benchrun.Interleave(*runs, 1,
+		job("pipeline", st, func() []string {
+			must(os.RemoveAll(domeOut))
+			return []string{d, "gen", "stripe@HEAD", "--profile", "p10@HEAD", "--lang", "go", "--no-compile", "--out", domeOut}
+		}),
+		job("peer", w, func() []string {
+			return []string{peer, "-generate", "types,client", "-package", "stripe", "-o", peerOut, filtered}
+		}),
+		job("filter", st, func() []string {
+			return []string{d, "spec", "filter", "stripe@HEAD", "--profile", "p10@HEAD", "--out", fresh("f") + ".json"}
+		}))
+	must(err)
+	p, b, f := res["pipeline"], res["peer"], res["filter"]
+	t.Row(fmt.Sprintf("stripe Go client, 10%% profile (%s; peer: oapi-codegen CLI %s on dome's filtered spec; baseline: dome spec filter)",
+		strings.TrimSpace(strings.TrimPrefix(out, "wrote "+filtered+": ")), lastField(version)),
+		benchrun.Ms(p.Wall()), benchrun.Ms(p.CPU()), benchrun.Ms(b.Wall()), benchrun.Ms(b.CPU()), benchrun.Ratio(b.Wall(), p.Wall()),
+		benchrun.Ms(f.Wall()), benchrun.Ms(f.CPU()))
+	t.Print(os.Stdout)
+	ratio := b.Wall().Median / p.Wall().Median
+	fmt.Printf("target: dome's whole pipeline within 1.2x of the oapi-codegen CLI (peer/dome >= 0.83x): %.2fx %s\n", ratio, map[bool]string{true: "met", false: "MISSED"}[ratio >= 1/1.2])
+	g1, _ := os.ReadFile(filepath.Join(domeOut, "client/go/stripe/p10/client.gen.go"))
+	g2, _ := os.ReadFile(peerOut)
+	fmt.Printf("generated Go: dome %d bytes, oapi-codegen CLI %d bytes (dome's header differs: no build-dependent module path)\n", len(g1), len(g2))
+	fmt.Printf("(medians of %d interleaved runs, ranges in brackets; load average at the end: %s)\n", *runs, benchrun.Load())
 }
 
-func median(n int, f func(int)) time.Duration {
-	var ds []time.Duration
-	for i := 0; i < n; i++ {
-		t := time.Now()
-		f(i)
-		ds = append(ds, time.Since(t))
+// job runs the command argv returns (called before each run, untimed) in dir.
+func job(label, dir string, argv func() []string) benchrun.Job {
+	return benchrun.Job{Label: label, Run: func() (benchrun.Sample, error) {
+		return benchrun.Exec(benchrun.Cmd{Argv: argv(), Dir: dir, Env: gitIdentity})
+	}}
+}
+
+var gitIdentity = []string{"GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@dome.invalid", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@dome.invalid"}
+
+func lastField(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return "?"
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2]
+	return f[len(f)-1]
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
 
 func run(dir, name string, args ...string) string {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@dome.invalid", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@dome.invalid")
+	cmd.Env = append(os.Environ(), gitIdentity...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		fail(fmt.Sprintf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 benchmark: dome gen --all over the example registry, and the Go client
+# dome gen --all over the example registry, and the Go client
 # of the Stripe spec with a ~10% profile: dome's whole pipeline vs oapi-codegen's
 # own CLI (the same version, from dome's go.mod) on the same filtered spec.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 7 benchmark: a 500-patch series applied with one commit per patch:
-# dome (one process, objects straight to the object store) vs git am vs a
-# loop of git apply --index && git commit; final trees checked equal.
+# Patch series applied with one commit per patch: dome patch apply --commit
+# vs git am, on an ordinary series, the simulator's, and a real history when
+# DOME_BENCH_HISTORY (or -history) names a repository (see main.go).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 go run ./bench/patch -dome "${DOME_BIN:-bin/dome}" -work bench/.work/patch "$@"

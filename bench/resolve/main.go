@@ -5,8 +5,12 @@
 //	(a) one cold "dome registry cat" vs "git show <ref>:<path>"
 //	(b) 1,000 lookups: "dome resolve --batch" vs a loop of 1,000 "git show"
 //
-// Floors: "git cat-file blob <id>" (a) and "git cat-file --batch" (b).
-// It prints "workload | dome | peer | ratio | floor" rows.
+// Floors: "git cat-file blob <id>" (a) and "git cat-file --batch" (b), and
+// the start-up of a Go program that links go-git and exits at once (dome
+// cannot start faster). Every command runs interleaved with its peer and
+// floors (internal/benchrun); the rows give medians and ranges of wall and
+// CPU time, ratios git / dome (above 1: dome is faster) and the load
+// average at the start and the end.
 package main
 
 import (
@@ -15,13 +19,15 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/dome-registry/dome/internal/benchrun"
 )
 
 // goGitProbe is the source of the start-up floor program (a .txt file: only
@@ -36,7 +42,8 @@ func main() {
 	work := flag.String("work", "bench/.work/resolve", "work directory (the repository is cached here)")
 	tools := flag.Int("tools", 2000, "tools in the synthetic registry")
 	commits := flag.Int("commits", 5000, "commits in the synthetic registry")
-	runs := flag.Int("runs", 21, "repetitions of the cold single lookup (median reported)")
+	runs := flag.Int("runs", 21, "measured runs of the cold single lookup, interleaved")
+	batchRuns := flag.Int("batch-runs", 3, "measured runs of the 1,000 lookups, interleaved")
 	flag.Parse()
 	if *dome == "" {
 		fail("set -dome or DOME_BIN")
@@ -76,49 +83,6 @@ func main() {
 		return r.ref
 	}
 
-	// (a) cold single lookup
-	one := reqs[0]
-	blob := strings.TrimSpace(git(repo, "rev-parse", gitRef(one)+":"+one.path))
-	// Interleaved, so that a burst of noise on the machine lands on all three.
-	ones := medians(*runs,
-		func() { run(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml") },
-		func() { run("git", "-C", repo, "show", gitRef(one)+":"+one.path) },
-		func() { run("git", "-C", repo, "cat-file", "blob", blob) })
-	domeOne, gitOne, floorOne := ones[0], ones[1], ones[2]
-	if a, b := output(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"), output("git", "-C", repo, "show", gitRef(one)+":"+one.path); !bytes.Equal(a, b) {
-		fail("dome and git disagree on " + one.tool + "@" + one.ref)
-	}
-
-	// (b) 1,000 lookups
-	var batch, catBatch strings.Builder
-	for _, r := range reqs {
-		fmt.Fprintf(&batch, "%s@%s\n", r.tool, r.ref)
-		fmt.Fprintf(&catBatch, "%s:%s\n", gitRef(r), r.path)
-	}
-	batchFile := filepath.Join(*work, "batch.txt")
-	must(os.WriteFile(batchFile, []byte(batch.String()), 0o644))
-	// The first batch checks 500 release tags against their records and
-	// remembers them (one write); later batches check them against the memory.
-	before := countLines(memory)
-	domeFirst := timeIt(func() { run(*dome, "--repo", repo, "resolve", "--batch", batchFile) })
-	remembered := countLines(memory) - before
-	domeBatch := timeIt(func() { run(*dome, "--repo", repo, "resolve", "--batch", batchFile) })
-	out := output(*dome, "--repo", repo, "resolve", "--batch", batchFile)
-	if n := bytes.Count(out, []byte("\n")); n != len(reqs) || bytes.Contains(out, []byte(`"error"`)) {
-		fail(fmt.Sprintf("dome resolve --batch: %d lines or errors", n))
-	}
-	gitLoop := timeIt(func() {
-		for _, r := range reqs {
-			run("git", "-C", repo, "show", gitRef(r)+":"+r.path)
-		}
-	})
-	floorBatch := timeIt(func() {
-		cmd := exec.Command("git", "-C", repo, "cat-file", "--batch")
-		cmd.Stdin = strings.NewReader(catBatch.String())
-		cmd.Stdout = nil
-		must(cmd.Run())
-	})
-
 	// The start-up floor of any Go program that links go-git (the design's
 	// git library), which dome cannot go below for a single cold lookup.
 	probe := filepath.Join(*work, "gogit-startup")
@@ -130,17 +94,98 @@ func main() {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", abs, ".")
 		cmd.Dir = src // -work may be absolute
 		cmd.Stderr = os.Stderr
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		must(cmd.Run())
 	}
-	startup := median(*runs, func() { run(probe) })
+	fmt.Printf("load average at start: %s\n", benchrun.Load())
 
-	fmt.Println()
-	fmt.Printf("%-44s | %10s | %10s | %7s | %10s\n", "workload", "dome", "git", "git/dome", "floor")
-	fmt.Printf("%-44s | %10s | %10s | %6.2fx | %10s  (git cat-file blob)\n", "(a) cold registry cat vs git show (median)", ms(domeOne), ms(gitOne), ratio(gitOne, domeOne), ms(floorOne))
-	fmt.Printf("%-44s | %10s | %10s | %6.2fx | %10s  (git cat-file --batch)\n", "(b) 1,000 lookups: resolve --batch vs loop", ms(domeBatch), ms(gitLoop), ratio(gitLoop, domeBatch), ms(floorBatch))
-	fmt.Printf("%-44s | %10s | %10s | %6.2fx | %10s  (first read: %d release tags checked against their records and remembered)\n", "(b') the same, tags not yet remembered", ms(domeFirst), ms(gitLoop), ratio(gitLoop, domeFirst), ms(floorBatch), remembered)
-	fmt.Printf("%-44s | %10s |            |         |             (a Go binary linking go-git that exits at once)\n", "start-up floor of a go-git program", ms(startup))
-	fmt.Printf("targets: (a) dome within 2x of git (git/dome >= 0.50x); (b) dome at least 10x faster (git/dome >= 10x)\n")
+	// (a) cold single lookup: a new process each, the page cache warm
+	// (Interleave's warm-up round), all four interleaved.
+	one := reqs[0]
+	blob := strings.TrimSpace(git(repo, "rev-parse", gitRef(one)+":"+one.path))
+	if a, b := output(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"), output("git", "-C", repo, "show", gitRef(one)+":"+one.path); !bytes.Equal(a, b) {
+		fail("dome and git disagree on " + one.tool + "@" + one.ref)
+	}
+	single, err := benchrun.Interleave(*runs, 1,
+		quick("dome", *dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"),
+		quick("git show", "git", "-C", repo, "show", gitRef(one)+":"+one.path),
+		quick("cat-file", "git", "-C", repo, "cat-file", "blob", blob),
+		quick("go-git start-up", probe))
+	must(err)
+
+	// (b) 1,000 lookups
+	var batch, catBatch strings.Builder
+	for _, r := range reqs {
+		fmt.Fprintf(&batch, "%s@%s\n", r.tool, r.ref)
+		fmt.Fprintf(&catBatch, "%s:%s\n", gitRef(r), r.path)
+	}
+	batchFile := filepath.Join(*work, "batch.txt")
+	must(os.WriteFile(batchFile, []byte(batch.String()), 0o644))
+	out := output(*dome, "--repo", repo, "resolve", "--batch", batchFile)
+	if n := bytes.Count(out, []byte("\n")); n != len(reqs) || bytes.Contains(out, []byte(`"error"`)) {
+		fail(fmt.Sprintf("dome resolve --batch: %d lines or errors", n))
+	}
+	// The first batch checks the release tags against their records and
+	// remembers them (one write); later batches check them against the
+	// memory. "first" forgets them before each of its runs.
+	must(removeIfThere(memory))
+	output(*dome, "--repo", repo, "resolve", "--batch", batchFile)
+	remembered := countLines(memory)
+	batchArgv := []string{*dome, "--repo", repo, "resolve", "--batch", batchFile}
+	gitLoop := benchrun.Job{Label: "git loop", Run: func() (benchrun.Sample, error) {
+		var total benchrun.Sample
+		for _, r := range reqs {
+			s, err := benchrun.Exec(benchrun.Cmd{Argv: []string{"git", "-C", repo, "show", gitRef(r) + ":" + r.path}, NoMemory: true})
+			if err != nil {
+				return total, err
+			}
+			total.Wall += s.Wall
+			total.CPU += s.CPU
+		}
+		return total, nil
+	}}
+	batches, err := benchrun.Interleave(*batchRuns, 1,
+		benchrun.CommandWith("batch", benchrun.Cmd{Argv: batchArgv}),
+		benchrun.CommandWith("first", benchrun.Cmd{Argv: batchArgv, Before: func() error { return removeIfThere(memory) }}),
+		gitLoop,
+		benchrun.CommandWith("cat-file --batch", benchrun.Cmd{Argv: []string{"git", "-C", repo, "cat-file", "--batch"},
+			Stdin: func() io.Reader { return strings.NewReader(catBatch.String()) }}))
+	must(err)
+
+	var t benchrun.Table
+	t.Row("workload", "dome wall", "git wall", "git/dome (wall)", "dome CPU", "git CPU", "git/dome (CPU)", "floor wall", "floor CPU", "floor")
+	row := func(name string, d, g, f benchrun.Series, floor string) {
+		t.Row(name, benchrun.Ms(d.Wall()), benchrun.Ms(g.Wall()), benchrun.Ratio(g.Wall(), d.Wall()), benchrun.Ms(d.CPU()), benchrun.Ms(g.CPU()), benchrun.Ratio(g.CPU(), d.CPU()),
+			benchrun.Ms(f.Wall()), benchrun.Ms(f.CPU()), floor)
+	}
+	row("(a) cold registry cat vs git show", single["dome"], single["git show"], single["cat-file"], "git cat-file blob")
+	t.Row("    a Go program linking go-git that exits at once", "", "", "", "", "", "", benchrun.Ms(single["go-git start-up"].Wall()), benchrun.Ms(single["go-git start-up"].CPU()), "dome's start-up floor")
+	row("(b) 1,000 lookups: resolve --batch vs a loop of git show", batches["batch"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
+	row(fmt.Sprintf("(b') the same, %d release tags first checked against their records", remembered), batches["first"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
+	t.Print(os.Stdout)
+	ra := single["git show"].Wall().Median / single["dome"].Wall().Median
+	rb := batches["git loop"].Wall().Median / batches["batch"].Wall().Median
+	fmt.Printf("targets: (a) dome within 2x of git show (git/dome >= 0.50x): %.2fx %s; (b) dome at least 10x faster than the loop (git/dome >= 10x): %.2fx %s\n",
+		ra, met(ra >= 0.5), rb, met(rb >= 10))
+	fmt.Printf("(medians of %d (a) and %d (b) interleaved runs, ranges in brackets; load average at the end: %s)\n", *runs, *batchRuns, benchrun.Load())
+}
+
+func quick(label string, argv ...string) benchrun.Job {
+	return benchrun.CommandWith(label, benchrun.Cmd{Argv: argv, NoMemory: true})
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+func removeIfThere(path string) error {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
 }
 
 // build writes a synthetic registry with git fast-import: one commit adding
@@ -256,51 +301,6 @@ func output(name string, args ...string) []byte {
 	return out
 }
 
-func run(name string, args ...string) {
-	cmd := exec.Command(name, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		fail(fmt.Sprintf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String()))
-	}
-}
-
-func timeIt(f func()) time.Duration {
-	start := time.Now()
-	f()
-	return time.Since(start)
-}
-
-func median(n int, f func()) time.Duration {
-	f() // warm the page cache: "cold" means a new process, not a cold disk
-	ds := make([]time.Duration, n)
-	for i := range ds {
-		ds[i] = timeIt(f)
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[n/2]
-}
-
-// medians runs the functions round-robin n times (after one warm-up round)
-// and returns the median duration of each.
-func medians(n int, fs ...func()) []time.Duration {
-	ds := make([][]time.Duration, len(fs))
-	for round := -1; round < n; round++ {
-		for i, f := range fs {
-			d := timeIt(f)
-			if round >= 0 { // round -1 warms the page cache: "cold" means a new process, not a cold disk
-				ds[i] = append(ds[i], d)
-			}
-		}
-	}
-	out := make([]time.Duration, len(fs))
-	for i := range ds {
-		sort.Slice(ds[i], func(a, b int) bool { return ds[i][a] < ds[i][b] })
-		out[i] = ds[i][n/2]
-	}
-	return out
-}
-
 func lines(s string) []string { return strings.Fields(s) }
 
 // countLines counts the non-comment lines of a file (0 when it is absent).
@@ -317,10 +317,6 @@ func countLines(path string) int {
 	}
 	return n
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-
-func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
 func must1[T any](v T, err error) T {
 	must(err)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 benchmark: dome registry reads vs the git CLI on 2,000 tools x 5,000 commits.
+# dome registry reads vs the git CLI on 2,000 tools x 5,000 commits.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 go run ./bench/resolve -dome "${DOME_BIN:-bin/dome}" -work bench/.work/resolve "$@"

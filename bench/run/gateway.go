@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ func (b *benchTB) close() {
 // the ledger in batches. The peer is one "git cat-file --batch" reading
 // the same blobs, pipelined (what a script reading a commit's files
 // does at best).
-func gatewayReads(calls, clients int) {
+func gatewayReads(calls, clients, rounds int) {
 	tb := &benchTB{}
 	defer tb.close()
 	files := map[string]string{}
@@ -81,7 +82,7 @@ func gatewayReads(calls, clients int) {
 	}
 	f := runtest.New(tb, runtest.Options{Files: files})
 	a := f.Attempt("reader", 1)
-	tok := f.Issue(a, runtest.IssueOptions{Caps: []string{"repo.read"}, MaxCalls: int64(calls) * 4})
+	tok := f.Issue(a, runtest.IssueOptions{Caps: []string{"repo.read"}, MaxCalls: int64(calls) * int64(rounds+3)})
 	s, err := f.GW.Open(a, nil)
 	must(err)
 	sock := filepath.Join(tb.TempDir(), "gw.sock")
@@ -143,15 +144,6 @@ func gatewayReads(calls, clients int) {
 		must(pprof.StartCPUProfile(pf))
 		defer pprof.StopCPUProfile()
 	}
-	cpu0 := cpuTime()
-	dome := measure()
-	cpu := cpuTime() - cpu0
-	pprof.StopCPUProfile()
-	sum, err := s.Close()
-	if err != nil {
-		fail("session close: %v", err)
-	}
-
 	// The peer: the same blobs by id, one git cat-file --batch.
 	blobs := strings.Fields(git(f.Git.Dir, "ls-tree", "-r", "--format=%(objectname)", f.Base))
 	peerOnce := func() time.Duration {
@@ -191,10 +183,27 @@ func gatewayReads(calls, clients int) {
 	}
 	git(f.Git.Dir, "gc", "-q") // a packed repository, as a real one mostly is
 	peerOnce()
-	peer := peerOnce()
-	rate := func(d time.Duration) string { return fmt.Sprintf("%.0f/s", float64(calls)/d.Seconds()) }
-	fmt.Printf("%-68s | %12s | %12s | %8s\n", fmt.Sprintf("gateway read_file, grant checked per call (%dk calls, %d conns)", calls/1000, clients),
-		rate(dome), rate(peer)+" peer", fmt.Sprintf("%.2fx", float64(dome)/float64(peer)))
+	// Rounds alternating dome and the peer.
+	var domeT, peerT []time.Duration
+	var cpu time.Duration
+	for r := 0; r < rounds; r++ {
+		cpu0 := cpuTime()
+		domeT = append(domeT, measure())
+		cpu += cpuTime() - cpu0
+		peerT = append(peerT, peerOnce())
+	}
+	pprof.StopCPUProfile()
+	sum, err := s.Close()
+	if err != nil {
+		fail("session close: %v", err)
+	}
+	calls *= rounds // CPU per call below
+	rate := func(ds []time.Duration) string {
+		r := func(d time.Duration) float64 { return float64(calls/rounds) / d.Seconds() }
+		return fmt.Sprintf("%.0f/s [%.0f-%.0f]", r(median(ds)), r(slices.Max(ds)), r(slices.Min(ds)))
+	}
+	fmt.Printf("%-68s | %-28s | %-28s | %.2fx\n", fmt.Sprintf("gateway read_file, grant checked per call (%dk calls, %d conns, %d rounds)", calls/rounds/1000, clients, rounds),
+		rate(domeT), rate(peerT)+" peer", float64(median(peerT))/float64(median(domeT)))
 	fmt.Printf("  GOMAXPROCS %d; %d calls in the session's summary; peer: git cat-file --batch on the same %d blobs (packed); target >= 20,000 calls/s on 2 cores\n",
 		runtime.GOMAXPROCS(0), sum.Calls, len(blobs))
 	fmt.Printf("  CPU per call %s (gateway and load generator, this process): %.0f calls/s when both cores are the benchmark's\n",

@@ -25,7 +25,10 @@
 //	          --sandbox=none) against xargs -P running the same workers then
 //	          dome stack submit/plan/apply (the peer); see wave.go.
 //
-// It prints "workload | dome | floor | ratio" rows and the load average.
+// It prints "workload | dome | floor | dome/floor" rows (schedule, dispatch)
+// and "workload | dome | peer | peer/dome" rows (gateway, wave), dome beside
+// its floor or peer in alternating runs: medians with their ranges
+// [min-max], and the load average at the start and the end.
 package main
 
 import (
@@ -37,6 +40,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +62,8 @@ func main() {
 	clients := flag.Int("clients", 4, "concurrent gateway clients")
 	waveNodes := flag.Int("wave", 200, "nodes of the end-to-end wave")
 	waveConc := flag.Int("wave-concurrency", 4, "workers at once in the end-to-end wave (both sides)")
+	rounds := flag.Int("rounds", 3, "rounds of the gateway measurement, alternating with its peer")
+	waveRounds := flag.Int("wave-rounds", 2, "rounds of the end-to-end wave, alternating with its peer")
 	flag.Parse()
 	must(os.RemoveAll(*work))
 	must(os.MkdirAll(*work, 0o755))
@@ -65,7 +71,7 @@ func main() {
 	must(err)
 	fmt.Printf("load average at start: %s\n", loadAvg())
 	if *only == "" || *only == "schedule" || *only == "dispatch" {
-		fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "floor", "ratio")
+		fmt.Printf("%-68s | %-28s | %-28s | %s\n", "workload", "dome", "floor", "dome/floor")
 	}
 	if *only == "" || *only == "schedule" {
 		schedule(*nodes)
@@ -80,28 +86,38 @@ func main() {
 		dispatch(w, *dispatches)
 	}
 	if *only == "" || *only == "gateway" {
-		fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "peer", "ratio")
-		gatewayReads(*calls, *clients)
+		fmt.Printf("%-68s | %-28s | %-28s | %s\n", "workload", "dome", "peer", "peer/dome (time)")
+		gatewayReads(*calls, *clients, *rounds)
 	}
 	if (*only == "" || *only == "wave") && *dome != "" {
 		d, err := filepath.Abs(*dome)
 		must(err)
-		fmt.Printf("%-68s | %12s | %12s | %8s\n", "workload", "dome", "peer", "ratio")
-		wave(d, w, *waveNodes, *waveConc)
+		fmt.Printf("%-68s | %-28s | %-28s | %s\n", "workload", "dome", "peer", "peer/dome (time)")
+		wave(d, w, *waveNodes, *waveConc, *waveRounds)
 	}
-	fmt.Printf("load average at end: %s\n", loadAvg())
+	fmt.Printf("(medians, ranges in brackets; load average at the end: %s)\n", loadAvg())
 }
 
-func row(name string, dome, floor time.Duration) {
-	ratio := "-"
-	if floor > 0 {
-		ratio = fmt.Sprintf("%.2fx", float64(dome)/float64(floor))
+// row prints dome's samples beside its floor's (nil: none) and dome/floor.
+func row(name string, dome, floor []time.Duration) {
+	ratio, fl := "-", "-"
+	if len(floor) > 0 {
+		ratio, fl = fmt.Sprintf("%.2fx", float64(median(dome))/float64(median(floor))), spread(floor)
 	}
-	fl := "-"
-	if floor > 0 {
-		fl = round(floor)
+	fmt.Printf("%-68s | %-28s | %-28s | %s\n", name, spread(dome), fl, ratio)
+}
+
+// peerRow prints dome's samples beside its peer's and peer/dome in time.
+func peerRow(name string, dome, peer []time.Duration) {
+	fmt.Printf("%-68s | %-28s | %-28s | %.2fx\n", name, spread(dome), spread(peer), float64(median(peer))/float64(median(dome)))
+}
+
+// spread is the median with its range.
+func spread(ds []time.Duration) string {
+	if len(ds) == 1 {
+		return round(ds[0])
 	}
-	fmt.Printf("%-68s | %12s | %12s | %8s\n", name, round(dome), fl, ratio)
+	return fmt.Sprintf("%s [%s-%s]", round(median(ds)), round(slices.Min(ds)), round(slices.Max(ds)))
 }
 
 func round(d time.Duration) string {
@@ -148,7 +164,7 @@ func schedule(n int) {
 	p.MaxConcurrency, p.MaxAttempts = 16, 2
 	p.Capacity = map[string]int{"resource:gpu": 2}
 	p.Endgame = workflow.Endgame{Remaining: 8, MaxDuplicates: 1}
-	var best, bestBuild, bestFloor time.Duration
+	var totals, builds, floors []time.Duration
 	decisions := 0
 	for rep := 0; rep < 5; rep++ {
 		t0 := time.Now()
@@ -192,15 +208,10 @@ func schedule(n int) {
 		t1 := time.Now()
 		kahn(ns)
 		tf := time.Since(t1)
-		if rep == 0 || total < best {
-			best, bestBuild = total, tb
-		}
-		if rep == 0 || tf < bestFloor {
-			bestFloor = tf
-		}
+		totals, builds, floors = append(totals, total), append(builds, tb), append(floors, tf)
 	}
-	row(fmt.Sprintf("schedule a %d-node random DAG (%d edges; best of 5)", n, edges), best, bestFloor)
-	row(fmt.Sprintf("  of which graph checks and static scores"), bestBuild, 0)
+	row(fmt.Sprintf("schedule a %d-node random DAG (%d edges; 5 runs)", n, edges), totals, floors)
+	row("  of which graph checks and static scores", builds, nil)
 	fmt.Printf("  %d decisions (dispatches, endgame duplicates and cancels), target < 1s\n", decisions)
 }
 
@@ -275,19 +286,22 @@ func queueJSON(n int, cycle bool) []byte {
 
 func hostile(n int) {
 	data := queueJSON(n, true)
-	t0 := time.Now()
-	_, _, err := runspec.ParseQueue("hostile.json", data)
-	d := time.Since(t0)
-	if err == nil || !strings.Contains(err.Error(), "cycle") {
-		fail("the hostile queue was not refused for its cycle: %v", err)
+	var ds []time.Duration
+	for rep := 0; rep < 3; rep++ {
+		t0 := time.Now()
+		_, _, err := runspec.ParseQueue("hostile.json", data)
+		ds = append(ds, time.Since(t0))
+		if err == nil || !strings.Contains(err.Error(), "cycle") {
+			fail("the hostile queue was not refused for its cycle: %v", err)
+		}
 	}
-	row(fmt.Sprintf("refuse a %d-task queue, one cycle through all (%d MB)", n, len(data)>>20), d, 0)
+	row(fmt.Sprintf("refuse a %d-task queue, one cycle through all (%d MB; 3 runs)", n, len(data)>>20), ds, nil)
 }
 
 func planCLI(dome, work string, n int) {
 	path := filepath.Join(work, "queue.json")
 	must(os.WriteFile(path, queueJSON(n, false), 0o644))
-	var best time.Duration
+	var ds []time.Duration
 	for rep := 0; rep < 3; rep++ {
 		t0 := time.Now()
 		cmd := exec.Command(dome, "run", "plan", path, "--json")
@@ -296,14 +310,12 @@ func planCLI(dome, work string, n int) {
 		cmd.Stdout = &out
 		cmd.Stderr = os.Stderr
 		must(cmd.Run())
-		if d := time.Since(t0); rep == 0 || d < best {
-			best = d
-		}
+		ds = append(ds, time.Since(t0))
 		if lines := bytes.Count(out.Bytes(), []byte("\n")); lines < n {
 			fail("dome run plan printed %d decisions for %d tasks", lines, n)
 		}
 	}
-	row(fmt.Sprintf("dome run plan on a %d-task queue file, process end to end", n), best, 0)
+	row(fmt.Sprintf("dome run plan on a %d-task queue file, process end to end (3 runs)", n), ds, nil)
 }
 
 func dispatch(work string, n int) {
@@ -362,10 +374,9 @@ func dispatch(work string, n int) {
 			domeT, floorT, fullT, localT = append(domeT, d), append(floorT, f), append(fullT, full), append(localT, local)
 		}
 	}
-	dm, fm, full := median(domeT), median(floorT), median(fullT)
-	row(fmt.Sprintf("sandboxed dispatch of \"true\" (median of %d; floor: bare bwrap true)", n), dm, fm)
-	row("  with its scratch made from git objects (50 files) and removed", full, fm)
-	row("  a whole attempt, orchestrate.Local (+ gateway session, outputs)", median(localT), fm)
+	row(fmt.Sprintf("sandboxed dispatch of \"true\" (%d runs; floor: bare bwrap true)", n), domeT, floorT)
+	row("  with its scratch made from git objects (50 files) and removed", fullT, floorT)
+	row("  a whole attempt, orchestrate.Local (+ gateway session, outputs)", localT, floorT)
 	fmt.Printf("  bwrap %s, sandbox user uid %d, limits by %s; target: dispatch at most 1.5x the floor\n", sb.Version(), uidOf(sb), sb.LimitsBy())
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21 benchmark: scheduling a 10,000-node random DAG with pkg/workflow
+# Scheduling a 10,000-node random DAG with pkg/workflow
 # (floor: a bare topological sort), refusing a hostile 100,000-task queue,
 # dome run plan end to end, and the overhead of a sandboxed dispatch against
 # a bare "bwrap ... true" with the same namespaces and mounts (the floor);

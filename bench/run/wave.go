@@ -21,8 +21,9 @@ import (
 // same edit in a git worktree per worker (git worktree add under flock:
 // concurrent adds race in git), dome stack propose there, then
 // dome stack submit, plan and apply. Both run conc workers at once; the
-// final trees must be equal.
-func wave(dome, work string, n, conc int) {
+// final trees must be equal. Rounds alternate the script and dome, each
+// round a run of its own on the same repository.
+func wave(dome, work string, n, conc, rounds int) {
 	dir := filepath.Join(work, "wave")
 	must(os.MkdirAll(dir, 0o755))
 	must(os.Chmod(work, 0o755))
@@ -82,58 +83,70 @@ func wave(dome, work string, n, conc int) {
 		return strings.TrimSpace(git(repo, "rev-parse", "refs/dome/integration/"+run+"^{tree}"))
 	}
 
-	// The script users write today.
+	// The script users write today (its run named by $RUN).
 	script := filepath.Join(dir, "worker.sh")
 	must(os.WriteFile(script, []byte(fmt.Sprintf(`set -e
 wt=%[1]s/wt/$1
 flock %[1]s/wt.lock git worktree add -q --detach "$wt" %[2]s
 cd "$wt"
 sh %[3]s/edit.sh "$1"
-%[4]s stack propose --run xargs --from-worktree . --worker "w-$1" --node "$1" --intent docs --out %[1]s/props/$1.json -q
+%[4]s stack propose --run "$RUN" --from-worktree . --worker "w-$1" --node "$1" --intent docs --out %[1]s/props/$RUN/$1.json -q
 cd %[5]s
 flock %[1]s/wt.lock git worktree remove --force "$wt"
 `, dir, base, tools, dome, repo)), 0o755))
-	must(os.MkdirAll(filepath.Join(dir, "props"), 0o755))
 	var ids []string
 	for i := 0; i < n; i++ {
 		ids = append(ids, fmt.Sprintf("n%03d", i))
 	}
 	must(os.WriteFile(filepath.Join(dir, "ids"), []byte(strings.Join(ids, "\n")+"\n"), 0o644))
-	xs := timed("dome stack init", dome, "stack", "init", "--run", "xargs", "--base", base, "-q")
-	xw := timed("xargs -P", "sh", "-c", fmt.Sprintf("xargs -P %d -n 1 sh %s < %s", conc, script, filepath.Join(dir, "ids")))
-	xs += timed("dome stack submit", "sh", "-c", fmt.Sprintf("%s stack submit --run xargs %s/props/*.json -q", dome, dir))
-	xs += timed("dome stack plan", dome, "stack", "plan", "--run", "xargs", "-q")
-	xs += timed("dome stack apply", dome, "stack", "apply", "--run", "xargs", "-q")
-	xargsTotal := xw + xs
-	want := tree("xargs")
-
 	sides := []string{"none"}
 	if err := exec.Command(dome, "sandbox", "check").Run(); err == nil {
 		sides = append([]string{"bwrap"}, sides...)
 	} else {
 		fmt.Printf("  wave: bubblewrap cannot run here: dome run start --sandbox=none only\n")
 	}
-	for _, sb := range sides {
-		run := "wave-" + sb
-		d := timed("dome run start --sandbox="+sb, dome, "run", "start", queue, "--run", run, "--sandbox", sb, "--tools", tools, "--no-promote", "-q")
-		if got := tree(run); got != want {
-			fail("dome run start --sandbox=%s made tree %s, the script %s", sb, got, want)
+	var xargsT, xwT, xsT []time.Duration
+	domeT := map[string][]time.Duration{}
+	want := ""
+	for r := 0; r < rounds; r++ {
+		run := fmt.Sprintf("xargs-%d", r)
+		must(os.MkdirAll(filepath.Join(dir, "props", run), 0o755))
+		xs := timed("dome stack init", dome, "stack", "init", "--run", run, "--base", base, "-q")
+		xw := timed("xargs -P", "sh", "-c", fmt.Sprintf("RUN=%s xargs -P %d -n 1 sh %s < %s", run, conc, script, filepath.Join(dir, "ids")))
+		xs += timed("dome stack submit", "sh", "-c", fmt.Sprintf("%s stack submit --run %s %s/props/%s/*.json -q", dome, run, dir, run))
+		xs += timed("dome stack plan", dome, "stack", "plan", "--run", run, "-q")
+		xs += timed("dome stack apply", dome, "stack", "apply", "--run", run, "-q")
+		xargsT, xwT, xsT = append(xargsT, xw+xs), append(xwT, xw), append(xsT, xs)
+		if want == "" {
+			want = tree(run)
+		} else if got := tree(run); got != want {
+			fail("the script's round %d made tree %s, round 0 %s", r, got, want)
 		}
-		var st struct {
-			Stopped struct {
-				Reason string `json:"reason"`
-			} `json:"stopped"`
+		for _, sb := range sides {
+			run := fmt.Sprintf("wave-%s-%d", sb, r)
+			d := timed("dome run start --sandbox="+sb, dome, "run", "start", queue, "--run", run, "--sandbox", sb, "--tools", tools, "--no-promote", "-q")
+			if got := tree(run); got != want {
+				fail("dome run start --sandbox=%s made tree %s, the script %s", sb, got, want)
+			}
+			var st struct {
+				Stopped struct {
+					Reason string `json:"reason"`
+				} `json:"stopped"`
+			}
+			b, err := os.ReadFile(filepath.Join(repo, "ops", "runs", run, "run.state.json"))
+			must(err)
+			must(json.Unmarshal(b, &st))
+			if st.Stopped.Reason != "constraints_met" {
+				fail("dome run start --sandbox=%s stopped with %q", sb, st.Stopped.Reason)
+			}
+			domeT[sb] = append(domeT[sb], d)
 		}
-		b, err := os.ReadFile(filepath.Join(repo, "ops", "runs", run, "run.state.json"))
-		must(err)
-		must(json.Unmarshal(b, &st))
-		if st.Stopped.Reason != "constraints_met" {
-			fail("dome run start --sandbox=%s stopped with %q", sb, st.Stopped.Reason)
-		}
-		row(fmt.Sprintf("%d-node wave, %d at once: dome run start --sandbox=%s", n, conc, sb), d, xargsTotal)
 	}
-	fmt.Printf("  peer (the ratio's denominator): xargs -P %d (git worktree add, the edit, dome stack propose) %s, then dome stack init/submit/plan/apply %s; final trees equal\n",
-		conc, round(xw), round(xs))
+	for _, sb := range sides {
+		peerRow(fmt.Sprintf("%d-node wave, %d at once: dome run start --sandbox=%s (%d rounds)", n, conc, sb, rounds), domeT[sb], xargsT)
+	}
+	fmt.Printf("  peer: xargs -P %d (git worktree add, the edit, dome stack propose) %s, then dome stack init/submit/plan/apply %s; final trees equal\n",
+		conc, spread(xwT), spread(xsT))
 }
 
 func tail(b []byte) string {

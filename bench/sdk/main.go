@@ -1,5 +1,5 @@
-// Command sdk benchmarks the run-time layer of dome's generated clients
-// (issue 24): per call, the policy checks (host, wall time, auth mode,
+// Command sdk benchmarks the run-time layer of dome's generated clients:
+// per call, the policy checks (host, wall time, auth mode,
 // budgets), the credentials and the profile's timeout/retry loop, against
 // the same generated client without the layer, on a loopback round trip to
 // an in-process HTTP server. One run, every language, interleaved rounds,
@@ -30,6 +30,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/dome-registry/dome/internal/benchrun"
 )
 
 const spec = `openapi: 3.0.3
@@ -74,6 +76,7 @@ func main() {
 	rounds := flag.Int("rounds", 300, "interleaved rounds (medians reported)")
 	n := flag.Int("n", 40, "calls per round and variant")
 	flag.Parse()
+	loadStart := benchrun.Load()
 	if *dome == "" {
 		fail("set -dome or DOME_BIN")
 	}
@@ -136,11 +139,10 @@ func main() {
 	run(root, "cp", "-r", filepath.Join(out, "client/python/bench/default"), filepath.Join(pdir, "domeclient"))
 	pyRes := measure(root, "python3", append([]string{"-B", "bench/sdk/harness.py", pdir}, args...)...)
 
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("loopback GET /items/7 (23-byte JSON body), keep-alive; %d interleaved rounds x %d calls per variant, medians of the per-call times, overhead = median of the rounds' ratios; %d CPUs, %s; load average %s\n\n",
-		*rounds, *n, runtime.NumCPU(), runtime.Version(), strings.Join(strings.Fields(string(load))[:3], " "))
+	fmt.Printf("loopback GET /items/7 (23-byte JSON body), keep-alive; %d interleaved rounds x %d calls per variant, medians of the per-call times [min-max over the rounds], overhead = median of the rounds' ratios [quartiles]; %d CPUs, %s; load average at start %s, at the end %s\n\n",
+		*rounds, *n, runtime.NumCPU(), runtime.Version(), loadStart, benchrun.Load())
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "language\twithout the layer (floor)\twith the layer (dome)\toverhead\ttarget")
+	fmt.Fprintln(tw, "language\twithout the layer (floor)\twith the layer (dome)\toverhead (dome/floor - 1)\ttarget")
 	for _, r := range []struct {
 		lang string
 		res  map[string][]float64
@@ -151,8 +153,9 @@ func main() {
 		for i := range r.res["baseline"] {
 			ratios = append(ratios, r.res["enforced"][i]/r.res["baseline"][i])
 		}
-		b, e := median(r.res["baseline"]), median(r.res["enforced"])
-		fmt.Fprintf(tw, "%s\t%.1f µs/call\t%.1f µs/call\t%+.1f%%\t<= 5%%\n", r.lang, b, e, (median(ratios)-1)*100)
+		sort.Float64s(ratios)
+		q := func(f float64) float64 { return (ratios[int(f*float64(len(ratios)-1))] - 1) * 100 }
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.1f%% [%+.1f%% %+.1f%%]\t<= 5%%\n", r.lang, perCall(r.res["baseline"]), perCall(r.res["enforced"]), (median(ratios)-1)*100, q(0.25), q(0.75))
 	}
 	tw.Flush()
 }
@@ -161,6 +164,13 @@ func measure(dir, name string, args ...string) map[string][]float64 {
 	var res map[string][]float64
 	check(json.Unmarshal([]byte(output(dir, name, args...)), &res))
 	return res
+}
+
+// perCall is the median per-call time with its range over the rounds.
+func perCall(xs []float64) string {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return fmt.Sprintf("%.1f µs/call [%.1f-%.1f]", median(s), s[0], s[len(s)-1])
 }
 
 func median(xs []float64) float64 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24 benchmark: per-call overhead of the generated clients' enforcement
+# Per-call overhead of the generated clients' enforcement
 # layer (policy checks, credentials, timeouts/retries) against the same client
 # without it, in Go, TypeScript (node) and Python, on a loopback round trip.
 set -euo pipefail

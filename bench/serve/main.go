@@ -1,4 +1,4 @@
-// Command serve benchmarks dome serve (issue 9): wrk at 64 connections on
+// Command serve benchmarks dome serve: wrk at 64 connections on
 // loopback against GET /actions/{name}/versions/{version} (every answer
 // carries a verification result) over the git store and over the PostgreSQL
 // store, side by side with nginx serving the very same JSON bodies as
@@ -6,10 +6,11 @@
 //
 // The registry holds -actions x -versions signed versions; wrk's Lua script
 // walks every one of their paths in turn. Before measuring it checks that
-// dome's bodies and nginx's are byte-identical and verified. The targets of
-// issue 9: dome at least 50% of nginx's requests/s, p99 under 10 ms.
-//
-// It prints "workload | dome | peer | ratio | floor" rows.
+// dome's bodies and nginx's are byte-identical and verified. The targets
+// are dome at least 50% of nginx's requests/s, p99 under 10 ms. Every
+// server runs once per round, in an order rotating from round to round; the
+// rows give medians over the rounds with their ranges, dome / nginx in
+// requests/s (nginx time / dome time) and the load average.
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dome-registry/dome/internal/benchrun"
 	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/action"
 	"github.com/dome-registry/dome/pkg/signing"
@@ -48,6 +50,7 @@ type config struct {
 	threads     int
 	duration    time.Duration
 	warmup      time.Duration
+	rounds      int
 	actions     int
 	versions    int
 	accessLog   bool
@@ -65,6 +68,7 @@ func main() {
 	flag.IntVar(&c.actions, "actions", 20, "actions in the registry")
 	flag.IntVar(&c.versions, "versions", 5, "versions per action")
 	flag.BoolVar(&c.accessLog, "access-log", true, "dome serve with its access log (to a file), as deployed")
+	flag.IntVar(&c.rounds, "rounds", 3, "rounds: every server measured once per round")
 	flag.DurationVar(&c.revalidate, "revalidate", time.Second, "also measure the git store with dome serve --revalidate D (0: not)")
 	flag.Parse()
 	if c.dome == "" {
@@ -104,12 +108,18 @@ func run(ctx context.Context, c config) error {
 	script := filepath.Join(c.work, "paths.lua")
 	must(os.WriteFile(script, luaScript(paths), 0o644))
 
-	var results []result
-	// dome over the git store.
+	// dome over the git store: publish through the API, read every body
+	// back (verified).
 	repo := filepath.Join(c.work, "actions.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", repo).CombinedOutput(); err != nil {
 		return fmt.Errorf("git init: %v\n%s", err, out)
 	}
+	gitStore := "git:" + repo
+	bodies, publish, err := publishDome(ctx, c, "git store", gitStore, trusted, docs, paths, nil)
+	if err != nil {
+		return err
+	}
+	var targets []target
 	gitModes := []mode{
 		{label: "watching the branch ref with inotify (default)"},
 		oneProc(mode{label: "watching the branch ref with inotify (default)"}),
@@ -118,26 +128,86 @@ func run(ctx context.Context, c config) error {
 	if c.revalidate > 0 {
 		gitModes = append(gitModes, mode{label: "--watch=false --revalidate " + c.revalidate.String(), args: []string{"--watch=false", "--revalidate", c.revalidate.String()}})
 	}
-	gitRes, bodies, err := benchDome(ctx, c, "git store", "git:"+repo, trusted, docs, paths, script, nil, gitModes)
-	if err != nil {
-		return err
+	for _, m := range gitModes {
+		targets = append(targets, domeTarget(ctx, c, "git store", gitStore, trusted, script, m))
 	}
-	results = append(results, gitRes...)
+	targets[0].note = fmt.Sprintf("publish %d versions: %s", len(paths), publish.Round(time.Millisecond))
 
-	// dome over PostgreSQL: a throwaway cluster.
-	pgRes, err := benchPostgres(ctx, c, trusted, docs, paths, script, bodies)
-	if err != nil {
+	// dome over PostgreSQL: a throwaway cluster, the same bodies.
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var skipped []result
+	cl, err := pgtest.Start(sctx)
+	switch {
+	case errors.Is(err, pgtest.ErrNoServer):
+		skipped = append(skipped, result{label: "postgres store", skipped: err.Error()})
+	case err != nil:
 		return err
+	default:
+		defer cl.Close()
+		url, _, err := cl.CreateDatabase(sctx, "bench_serve")
+		if err != nil {
+			return err
+		}
+		if _, publish, err = publishDome(ctx, c, "postgres store", url, trusted, docs, paths, bodies); err != nil {
+			return err
+		}
+		first := len(targets)
+		for _, m := range []mode{
+			{label: "watching LISTEN/NOTIFY (default)"},
+			oneProc(mode{label: "watching LISTEN/NOTIFY (default)"}),
+			{label: "--watch=false: store read per request", args: []string{"--watch=false"}},
+		} {
+			targets = append(targets, domeTarget(ctx, c, "postgres store", url, trusted, script, m))
+		}
+		targets[first].note = fmt.Sprintf("publish %d versions: %s", len(paths), publish.Round(time.Millisecond))
 	}
-	results = append(results, pgRes...)
 
-	// nginx over the same bodies as static files.
-	nginxRes, err := benchNginx(ctx, c, paths, script, bodies)
+	// nginx over the same bodies as static files: started once, measured
+	// in turn with the others.
+	nginx, stopNginx, err := startNginx(c, paths, bodies)
 	if err != nil {
 		return err
 	}
-	report(c, results, nginxRes)
+	defer stopNginx()
+	targets = append(targets, target{label: "nginx", measure: func() (result, error) { return runWrk(ctx, c, nginx, script) }})
+
+	// Rounds: every target once per round, starting one further each round
+	// (as internal/benchrun interleaves), so that load from elsewhere lands
+	// on dome and nginx alike.
+	fmt.Printf("load average at start: %s\n", benchrun.Load())
+	res := make([][]result, len(targets))
+	for r := 0; r < c.rounds; r++ {
+		for i := range targets {
+			k := (i + r) % len(targets)
+			out, err := targets[k].measure()
+			if err != nil {
+				return fmt.Errorf("%s: %w", targets[k].label, err)
+			}
+			res[k] = append(res[k], out)
+		}
+	}
+	var doms []series
+	for i, t := range targets[:len(targets)-1] {
+		doms = append(doms, series{label: t.label, note: t.note, runs: res[i]})
+	}
+	for _, sk := range skipped {
+		doms = append(doms, series{label: sk.label, skipped: sk.skipped})
+	}
+	report(c, doms, series{label: "nginx", runs: res[len(res)-1]})
 	return nil
+}
+
+// target is one server configuration measured in each round.
+type target struct {
+	label, note string
+	measure     func() (result, error)
+}
+
+// series is a target's measurements over the rounds.
+type series struct {
+	label, note, skipped string
+	runs                 []result
 }
 
 // documents signs actions x versions action documents.
@@ -270,16 +340,14 @@ func startDome(c config, store, trusted, logFile string, m mode) (*server, error
 	}
 }
 
-// benchDome publishes the documents through the API, reads every body back
-// (it must verify, and equal want when given) and runs wrk for each mode on
-// a fresh server (the first mode's server publishes).
-func benchDome(ctx context.Context, c config, label, store, trusted string, docs map[string][]byte, paths []string, script string, want map[string][]byte, modes []mode) ([]result, map[string][]byte, error) {
-	logName := func(i int) string {
-		return filepath.Join(c.work, fmt.Sprintf("dome-%s-%d.log", strings.ReplaceAll(label, " ", "-"), i))
-	}
-	srv, err := startDome(c, store, trusted, logName(0), modes[0])
+// publishDome publishes the documents through the API of a dome serve on
+// store and reads every body back: it must verify, and equal want when
+// given. It returns the bodies and how long publishing took.
+func publishDome(ctx context.Context, c config, label, store, trusted string, docs map[string][]byte, paths []string, want map[string][]byte) (map[string][]byte, time.Duration, error) {
+	logFile := filepath.Join(c.work, fmt.Sprintf("dome-%s-publish.log", strings.ReplaceAll(label, " ", "-")))
+	srv, err := startDome(c, store, trusted, logFile, mode{})
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	defer srv.stop()
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -290,12 +358,12 @@ func benchDome(ctx context.Context, c config, label, store, trusted string, docs
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: publish %s: %w", label, p, err)
+			return nil, 0, fmt.Errorf("%s: publish %s: %w", label, p, err)
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusCreated {
-			return nil, nil, fmt.Errorf("%s: publish %s: status %d", label, p, resp.StatusCode)
+			return nil, 0, fmt.Errorf("%s: publish %s: status %d", label, p, resp.StatusCode)
 		}
 	}
 	publish := time.Since(start)
@@ -303,62 +371,34 @@ func benchDome(ctx context.Context, c config, label, store, trusted string, docs
 	for _, p := range paths {
 		b, err := get(client, srv.base+p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", label, err)
+			return nil, 0, fmt.Errorf("%s: %w", label, err)
 		}
 		if !bytes.Contains(b, []byte(`"verified":true`)) {
-			return nil, nil, fmt.Errorf("%s: %s does not verify: %s", label, p, b)
+			return nil, 0, fmt.Errorf("%s: %s does not verify: %s", label, p, b)
 		}
 		if want != nil && !bytes.Equal(b, want[p]) {
-			return nil, nil, fmt.Errorf("%s: %s differs from the git store's body:\n%s\n%s", label, p, b, want[p])
+			return nil, 0, fmt.Errorf("%s: %s differs from the git store's body:\n%s\n%s", label, p, b, want[p])
 		}
 		bodies[p] = b
 	}
-	r, err := runWrk(ctx, c, srv.base, script)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", label, err)
-	}
-	srv.stop()
-	r.label = label + ", " + modes[0].label
-	r.note = fmt.Sprintf("publish %d versions: %s", len(paths), publish.Round(time.Millisecond))
-	out := []result{r}
-	for i, m := range modes[1:] {
-		srv, err := startDome(c, store, trusted, logName(i+1), m)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := runWrk(ctx, c, srv.base, script)
-		srv.stop()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s, %s: %w", label, m.label, err)
-		}
-		r.label = label + ", " + m.label
-		out = append(out, r)
-	}
-	return out, bodies, nil
+	return bodies, publish, nil
 }
 
-func benchPostgres(ctx context.Context, c config, trusted string, docs map[string][]byte, paths []string, script string, want map[string][]byte) ([]result, error) {
-	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cl, err := pgtest.Start(sctx)
-	if errors.Is(err, pgtest.ErrNoServer) {
-		return []result{{label: "postgres store", skipped: err.Error()}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	url, _, err := cl.CreateDatabase(sctx, "bench_serve")
-	if err != nil {
-		return nil, err
-	}
-	pgModes := []mode{
-		{label: "watching LISTEN/NOTIFY (default)"},
-		oneProc(mode{label: "watching LISTEN/NOTIFY (default)"}),
-		{label: "--watch=false: store read per request", args: []string{"--watch=false"}},
-	}
-	r, _, err := benchDome(ctx, c, "postgres store", url, trusted, docs, paths, script, want, pgModes)
-	return r, err
+// logs numbers the servers' log files.
+var logs int
+
+// domeTarget measures a fresh dome serve on store in mode m.
+func domeTarget(ctx context.Context, c config, label, store, trusted, script string, m mode) target {
+	return target{label: label + ", " + m.label, measure: func() (result, error) {
+		logs++
+		logFile := filepath.Join(c.work, fmt.Sprintf("dome-serve-%03d.log", logs))
+		srv, err := startDome(c, store, trusted, logFile, m)
+		if err != nil {
+			return result{}, err
+		}
+		defer srv.stop()
+		return runWrk(ctx, c, srv.base, script)
+	}}
 }
 
 func get(client *http.Client, url string) ([]byte, error) {
@@ -374,15 +414,15 @@ func get(client *http.Client, url string) ([]byte, error) {
 	return b, err
 }
 
-// benchNginx serves bodies as static files and runs wrk against nginx.
-func benchNginx(ctx context.Context, c config, paths []string, script string, bodies map[string][]byte) (result, error) {
+// startNginx serves bodies as static files; it returns nginx's base URL and
+// a function that stops it.
+func startNginx(c config, paths []string, bodies map[string][]byte) (string, func(), error) {
 	// nginx's workers run as an unprivileged user when started as root:
 	// keep everything they read under a world-readable temporary directory.
 	dir, err := os.MkdirTemp("", "dome-bench-nginx-")
 	if err != nil {
-		return result{}, err
+		return "", nil, err
 	}
-	defer os.RemoveAll(dir)
 	must(os.Chmod(dir, 0o755))
 	root := filepath.Join(dir, "root")
 	for _, p := range paths {
@@ -392,7 +432,7 @@ func benchNginx(ctx context.Context, c config, paths []string, script string, bo
 	}
 	port, err := freePort()
 	if err != nil {
-		return result{}, err
+		return "", nil, err
 	}
 	conf := fmt.Sprintf(`worker_processes auto;
 error_log %[1]s/error.log warn;
@@ -425,10 +465,10 @@ http {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return result{}, err
+		return "", nil, err
 	}
 	srv := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	defer srv.stop()
+	stop := func() { srv.stop(); os.RemoveAll(dir) }
 	client := &http.Client{Timeout: 5 * time.Second}
 	var b []byte
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -437,17 +477,14 @@ http {
 		}
 	}
 	if err != nil {
-		return result{}, fmt.Errorf("nginx: %w\n%s", err, stderr.Bytes())
+		stop()
+		return "", nil, fmt.Errorf("nginx: %w\n%s", err, stderr.Bytes())
 	}
 	if !bytes.Equal(b, bodies[paths[0]]) {
-		return result{}, fmt.Errorf("nginx serves other bytes than dome for %s", paths[0])
+		stop()
+		return "", nil, fmt.Errorf("nginx serves other bytes than dome for %s", paths[0])
 	}
-	r, err := runWrk(ctx, c, srv.base, script)
-	if err != nil {
-		return result{}, fmt.Errorf("nginx: %w", err)
-	}
-	r.label = "nginx"
-	return r, nil
+	return srv.base, stop, nil
 }
 
 func freePort() (int, error) {
@@ -520,32 +557,54 @@ func runWrk(ctx context.Context, c config, base, script string) (result, error) 
 	return r, nil
 }
 
-func report(c config, doms []result, floor result) {
-	fmt.Printf("wrk -t%d -c%d -d%s --latency, %d versions (%d actions x %d), each answer verified; dome access log %v\n",
-		c.threads, c.connections, c.duration, c.actions*c.versions, c.actions, c.versions, map[bool]string{true: "on (to a file)", false: "off"}[c.accessLog])
-	fmt.Println("workload | dome | peer | ratio | floor")
-	fl := fmt.Sprintf("nginx static files %.0f req/s, p50 %s, p99 %s", floor.rps, ms(floor.p50), ms(floor.p99))
+func report(c config, doms []series, floor series) {
+	fmt.Printf("wrk -t%d -c%d -d%s --latency, %d versions (%d actions x %d), each answer verified; dome access log %v; %d rounds, every server once per round in rotating order\n",
+		c.threads, c.connections, c.duration, c.actions*c.versions, c.actions, c.versions, map[bool]string{true: "on (to a file)", false: "off"}[c.accessLog], c.rounds)
+	var t benchrun.Table
+	t.Row("workload: GET /actions/{name}/versions/{version}", "dome req/s", "dome p50", "dome p99", "dome/nginx req/s", "floor: nginx static files req/s", "nginx p99")
+	fr, fp99 := floor.dist(func(r result) float64 { return r.rps }), floor.dist(func(r result) float64 { return r.p99.Seconds() })
 	var verdicts []string
-	for _, r := range doms {
-		w := "GET /actions/{name}/versions/{version}, " + r.label
-		if r.skipped != "" {
-			fmt.Printf("%s | skipped: %s | - | - | %s\n", w, r.skipped, fl)
-			verdicts = append(verdicts, r.label+" SKIPPED")
+	for _, d := range doms {
+		if d.skipped != "" {
+			t.Row(d.label, "skipped: "+d.skipped)
+			verdicts = append(verdicts, d.label+" SKIPPED")
 			continue
 		}
-		ratio := r.rps / floor.rps
-		d := fmt.Sprintf("%.0f req/s, p50 %s, p99 %s", r.rps, ms(r.p50), ms(r.p99))
-		if r.errors != "" {
-			d += " (" + r.errors + ")"
+		rps, p50, p99 := d.dist(func(r result) float64 { return r.rps }), d.dist(func(r result) float64 { return r.p50.Seconds() }), d.dist(func(r result) float64 { return r.p99.Seconds() })
+		ratio := rps.Median / fr.Median
+		label := d.label
+		var errs []string
+		for _, r := range d.runs {
+			if r.errors != "" {
+				errs = append(errs, r.errors)
+			}
 		}
-		fmt.Printf("%s | %s | - | %.2fx nginx req/s | %s\n", w, d, ratio, fl)
-		ok := ratio >= 0.5 && r.p99 < 10*time.Millisecond && r.errors == ""
-		verdicts = append(verdicts, fmt.Sprintf("%s %s", r.label, map[bool]string{true: "PASS", false: "FAIL"}[ok]))
-		if r.note != "" {
-			fmt.Printf("  (%s: %s)\n", r.label, r.note)
+		if len(errs) > 0 {
+			label += " (" + strings.Join(errs, "; ") + ")"
+		}
+		t.Row(label, reqs(rps), benchrun.Ms(p50), benchrun.Ms(p99), fmt.Sprintf("%.2fx", ratio), reqs(fr), benchrun.Ms(fp99))
+		ok := ratio >= 0.5 && p99.Median < 0.010 && len(errs) == 0
+		verdicts = append(verdicts, fmt.Sprintf("%s %s", d.label, map[bool]string{true: "met", false: "MISSED"}[ok]))
+		if d.note != "" {
+			t.Row("  (" + d.note + ")")
 		}
 	}
-	fmt.Printf("targets (>= 0.50x nginx req/s, p99 < 10 ms; nginx's own p99 in this run: %s): %s\n", ms(floor.p99), strings.Join(verdicts, "; "))
+	t.Print(os.Stdout)
+	fmt.Printf("targets (>= 0.50x nginx req/s, median p99 < 10 ms): %s\n", strings.Join(verdicts, "; "))
+	fmt.Printf("(medians over the rounds, ranges in brackets; load average at the end: %s)\n", benchrun.Load())
+}
+
+// dist is the median and range of one figure over the rounds.
+func (s series) dist(f func(result) float64) benchrun.Dist {
+	var xs benchrun.Series
+	for _, r := range s.runs {
+		xs = append(xs, benchrun.Sample{Wall: time.Duration(f(r) * 1e9)})
+	}
+	return xs.Wall()
+}
+
+func reqs(d benchrun.Dist) string {
+	return fmt.Sprintf("%.0f [%.0f-%.0f]", d.Median, d.Min, d.Max)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 9 benchmark: dome serve (git store, PostgreSQL store) vs nginx serving
+# dome serve (git store, PostgreSQL store) vs nginx serving
 # the same JSON bodies as static files, wrk at 64 connections on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,18 +1,25 @@
-// Command stack benchmarks dome's stacking coordinator (issue 8): 1,000 small
-// non-overlapping patches (each a git diff touching a different file) stacked
-// onto a repository of 10,000 files, one checkpoint commit per patch.
+// Command stack benchmarks dome's stacking coordinator: small
+// non-overlapping patches (each a git diff touching one line of a different
+// file) stacked onto a repository of 10,000 files, one checkpoint commit per
+// patch.
 //
-//	dome:  "dome stack apply" after init, propose, submit and plan (only
-//	       apply is timed): per layer it applies the proposal, writes the
-//	       checkpoint commit, moves the integration ref (compare-and-swap)
-//	       and appends an ApplyResult event to the run's ledger
-//	git:   a clone at the same base, "git apply --index P" and
-//	       "git commit" per patch, each layer timed on its own
-//	floor: pkg/patch.Apply onto the object store and gitstore.WriteCommit
-//	       per patch, in this process (no ref, no ledger, no process start)
+//	dome:     "dome stack apply" after init, propose, submit and plan (only
+//	          apply is timed): per layer it applies the proposal, writes the
+//	          checkpoint commit (a batch of layers' objects as one pack,
+//	          durable before any of their refs moves), moves the integration
+//	          ref (compare-and-swap) and writes an ApplyResult and an event,
+//	          each durably
+//	git:      a clone at the same base, "git apply --index P" and
+//	          "git commit" per patch
+//	baseline: pkg/patch.Apply onto the object store and
+//	          gitstore.WriteCommit per patch, in this process (no ref, no
+//	          ledger, nothing made durable): dome's engine without its
+//	          bookkeeping, not a floor of the task
 //
-// The final trees of the three must be equal. It prints
-// "workload | dome | peer | ratio | floor" rows with per-layer times.
+// The three final trees must be equal. It runs -rounds rounds of -patches
+// layers each, dome and git alternating which goes first, from fresh
+// repositories, and prints per-layer medians (with ranges over the rounds) of
+// wall and CPU time, and git / dome.
 package main
 
 import (
@@ -23,10 +30,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/dome-registry/dome/internal/benchrun"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/dome-registry/dome/pkg/stack"
@@ -37,12 +44,18 @@ func main() {
 	work := flag.String("work", "bench/.work/stack", "work directory")
 	files := flag.Int("files", 10000, "files in the repository")
 	dirs := flag.Int("dirs", 100, "directories holding them")
-	n := flag.Int("patches", 1000, "patches (proposals) to stack")
-	only := flag.String("only", "", "run only one side: dome, git or floor")
+	n := flag.Int("patches", 300, "patches (proposals) stacked per round")
+	rounds := flag.Int("rounds", 3, "rounds (fresh repositories each)")
+	prepare := flag.Bool("prepare", false, "only prepare a planned run under -work/prepared and print the dome stack apply command (to profile it)")
 	flag.Parse()
 	if *n > *files {
 		fail("more patches than files")
 	}
+	if *dome == "" {
+		fail("set -dome or DOME_BIN")
+	}
+	d, err := filepath.Abs(*dome)
+	must(err)
 	l := layout{files: *files, dirs: *dirs, patches: *n}
 	must(os.RemoveAll(*work))
 	must(os.MkdirAll(*work, 0o755))
@@ -55,68 +68,55 @@ func main() {
 	base := strings.TrimSpace(git(src, nil, "rev-parse", "main"))
 	patches, err := l.writePatches(filepath.Join(w, "patches"))
 	must(err)
-	fmt.Printf("repository: %d files in %d directories, base %s; %d patches, each one line of a different file\n",
-		l.files, l.dirs, base[:12], len(patches))
+	fmt.Printf("repository: %d files in %d directories, base %s; %d patches per round, each one line of a different file; load average at start: %s\n",
+		l.files, l.dirs, base[:12], len(patches), benchrun.Load())
 
-	var floorT, gitT, domeT time.Duration
-	var gitLayers []time.Duration
-	var want string
-	if *only == "" || *only == "floor" {
-		floorT, want = floor(clone(w, src, "floor.git", true), base, patches)
+	bl, want := baseline(clone(w, src, "baseline.git", true), base, patches)
+	if *prepare {
+		pw := filepath.Join(w, "prepared")
+		must(os.MkdirAll(pw, 0o755))
+		domeStack(d, clone(pw, src, "dome.git", true), pw, base, patches, want)
+		fmt.Printf("cd %s && SOURCE_DATE_EPOCH=1767322800 %s stack apply --repo %s --ops %s --run bench\n", pw, d, filepath.Join(pw, "dome.git"), filepath.Join(pw, "ops"))
+		return
 	}
-	if *only == "" || *only == "git" {
-		gitT, gitLayers = gitLoop(clone(w, src, "git", false), base, patches, want)
-		if want == "" {
-			want = tree(filepath.Join(w, "git"), "HEAD")
+	var domeS, gitS benchrun.Series
+	for r := 0; r < *rounds; r++ {
+		rw := filepath.Join(w, fmt.Sprintf("round%d", r))
+		must(os.MkdirAll(rw, 0o755))
+		domeRun := domeStack(d, clone(rw, src, "dome.git", true), rw, base, patches, want)
+		g := clone(rw, src, "git", false)
+		if r%2 == 0 {
+			domeS = append(domeS, domeRun())
+			gitS = append(gitS, gitLoop(g, base, patches, want))
+		} else {
+			gitS = append(gitS, gitLoop(g, base, patches, want))
+			domeS = append(domeS, domeRun())
 		}
 	}
-	if *only == "" || *only == "dome" {
-		if *dome == "" {
-			fail("set -dome or DOME_BIN")
+	per := func(s benchrun.Series) benchrun.Series {
+		out := make(benchrun.Series, len(s))
+		for i, x := range s {
+			out[i] = benchrun.Sample{Wall: x.Wall / time.Duration(len(patches)), CPU: x.CPU / time.Duration(len(patches))}
 		}
-		d, err := filepath.Abs(*dome)
-		must(err)
-		var ok bool
-		domeT, ok = domeStack(d, clone(w, src, "dome.git", true), w, base, patches, want)
-		if !ok {
-			domeT = 0
-		}
+		return out
 	}
-
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(len(patches)) }
-	row := func(d time.Duration) string {
-		if d == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.2f ms", per(d))
-	}
-	ratio := "-"
-	if domeT > 0 && gitT > 0 {
-		ratio = fmt.Sprintf("%.1fx", float64(gitT)/float64(domeT))
-	}
-	fmt.Printf("%-58s | %10s | %10s | %8s | %10s\n", "workload (time per applied layer)", "dome", "git CLI", "git/dome", "floor")
-	fmt.Printf("%-58s | %10s | %10s | %8s | %10s\n",
-		fmt.Sprintf("%d proposals onto %d files, checkpoint commit each", len(patches), l.files), row(domeT), row(gitT), ratio, row(floorT))
-	if len(gitLayers) > 0 {
-		med := pct(gitLayers, 50)
-		fmt.Printf("git CLI layers: median %s, p95 %s (git apply --index + git commit)", msf(med), msf(pct(gitLayers, 95)))
-		if domeT > 0 {
-			fmt.Printf("; git median / dome mean: %.1fx", float64(med)*float64(len(patches))/float64(domeT))
-		}
-		fmt.Println()
-	}
-	fmt.Printf("totals: dome apply %s, git loop %s, floor %s; final trees equal %s\n", msf(domeT), msf(gitT), msf(floorT), short(want))
-	fmt.Println("floor: pkg/patch.Apply + gitstore.WriteCommit one layer after the other in one goroutine; dome writes a layer's objects")
-	fmt.Println("while the previous layer's ref move, ApplyResult and event are made durable, so it can come in under it")
-	fmt.Println("target: dome at least 5x faster per layer than the git CLI loop (git/dome >= 5x)")
-	if domeT > 0 && gitT > 0 && float64(gitT)/float64(domeT) < 5 {
+	dl, gl, bll := per(domeS), per(gitS), per(bl)
+	var t benchrun.Table
+	t.Row("workload (per applied layer)", "dome", "git CLI", "git/dome", "baseline: in-process apply + commit")
+	t.Row(fmt.Sprintf("%d proposals onto %d files: wall", len(patches), l.files), benchrun.Ms(dl.Wall()), benchrun.Ms(gl.Wall()), benchrun.Ratio(gl.Wall(), dl.Wall()), benchrun.Ms(bll.Wall()))
+	t.Row(fmt.Sprintf("%d proposals onto %d files: CPU", len(patches), l.files), benchrun.Ms(dl.CPU()), benchrun.Ms(gl.CPU()), benchrun.Ratio(gl.CPU(), dl.CPU()), benchrun.Ms(bll.CPU()))
+	t.Print(os.Stdout)
+	fmt.Printf("(medians over %d rounds, ranges across rounds; final trees equal %s; load average at the end: %s)\n", *rounds, short(want), benchrun.Load())
+	ok := gl.Wall().Median/dl.Wall().Median >= 15
+	fmt.Printf("target: dome at least 15x faster per layer than the git CLI (git/dome >= 15x, wall): %s\n", map[bool]string{true: "met", false: "MISSED"}[ok])
+	if !ok {
 		fmt.Println("TARGET MISSED")
 	}
 }
 
-// floor applies every patch with pkg/patch onto the object store of repo and
-// writes one commit per patch: the work dome cannot avoid.
-func floor(repoDir, base string, patches []string) (time.Duration, string) {
+// baseline applies every patch with pkg/patch onto the object store of repo
+// and writes one commit per patch, in this process.
+func baseline(repoDir, base string, patches []string) (benchrun.Series, string) {
 	repo, err := gitstore.Open(repoDir)
 	must(err)
 	defer repo.Close()
@@ -132,7 +132,7 @@ func floor(repoDir, base string, patches []string) (time.Duration, string) {
 	st := patch.NewRepoStore(repo)
 	sig := gitstore.Signature{Name: "bench", Email: "bench@dome.invalid", When: time.Unix(1767322800, 0).UTC()}
 	cur, parent := patch.OID(t), h
-	d := timeIt(func() {
+	res, err := benchrun.Interleave(1, 0, benchrun.Func("baseline", func() error {
 		for i, b := range texts {
 			ps, err := patch.Parse(b, patch.ParseOptions{Strip: 1})
 			if err != nil {
@@ -147,38 +147,35 @@ func floor(repoDir, base string, patches []string) (time.Duration, string) {
 			must(err)
 			cur, parent = res.Tree, c
 		}
-	})
-	return d, cur.String()
+		return nil
+	}))
+	must(err)
+	return res["baseline"], cur.String()
 }
 
 // gitLoop is the peer: git apply --index and git commit per patch in a
-// worktree at base.
-func gitLoop(wt, base string, patches []string, want string) (time.Duration, []time.Duration) {
+// worktree at base; its wall time and the CPU time of all its processes.
+func gitLoop(wt, base string, patches []string, want string) benchrun.Sample {
 	git(wt, nil, "checkout", "-q", "-b", "stack", base)
-	layers := make([]time.Duration, len(patches))
-	var total time.Duration
+	var total benchrun.Sample
+	env := gitEnv(wt)
 	for i, p := range patches {
-		layers[i] = timeIt(func() {
-			git(wt, nil, "apply", "--index", p)
-			git(wt, nil, "commit", "-q", "-m", fmt.Sprintf("layer %d", i+1))
-		})
-		total += layers[i]
+		for _, args := range [][]string{{"apply", "--index", p}, {"commit", "-q", "-m", fmt.Sprintf("layer %d", i+1)}} {
+			s, err := benchrun.Exec(benchrun.Cmd{Argv: append([]string{"git"}, args...), Dir: wt, Env: env, NoMemory: true})
+			must(err)
+			total.Wall += s.Wall
+			total.CPU += s.CPU
+		}
 	}
-	if want != "" {
-		check("git loop", tree(wt, "HEAD"), want)
-	}
-	return total, layers
+	check("git loop", tree(wt, "HEAD"), want)
+	return total
 }
 
 // domeStack runs the coordinator: init, propose (in this process, as
 // workers would, with pkg/stack.Propose), submit and plan untimed, then
-// "dome stack apply" timed. It returns false (and says why) when this dome
-// has no "stack apply" yet.
-func domeStack(dome, repoDir, work, base string, patches []string, want string) (time.Duration, bool) {
-	if err := exec.Command(dome, "stack", "apply", "--help").Run(); err != nil {
-		fmt.Println("dome: skipped (this dome has no \"stack apply\")")
-		return 0, false
-	}
+// "dome stack apply" timed; the returned function runs the apply and
+// checks its result.
+func domeStack(dome, repoDir, work, base string, patches []string, want string) func() benchrun.Sample {
 	ops := filepath.Join(work, "ops")
 	common := []string{"--repo", repoDir, "--ops", ops, "--run", "bench"}
 	stackCmd := func(verb string, args ...string) string {
@@ -202,13 +199,19 @@ func domeStack(dome, repoDir, work, base string, patches []string, want string) 
 		props = append(props, out)
 	}
 	repo.Close()
-	prep := timeIt(func() {
-		stackCmd("submit", props...)
-		stackCmd("plan")
-	})
-	fmt.Printf("dome: %d proposals submitted and planned in %s (not timed below)\n", len(props), msf(prep))
-	var out string
-	d := timeIt(func() { out = stackCmd("apply", "--json") })
+	stackCmd("submit", props...)
+	stackCmd("plan")
+	return func() benchrun.Sample {
+		var buf bytes.Buffer
+		smp, err := benchrun.Exec(benchrun.Cmd{Argv: append([]string{dome, "stack", "apply"}, append(common, "--json")...), Dir: work,
+			Env: append(gitEnv(work), "SOURCE_DATE_EPOCH=1767322800"), Stdout: &buf, NoMemory: true})
+		must(err)
+		checkDome(dome, repoDir, work, base, patches, want, buf.String(), stackCmd)
+		return smp
+	}
+}
+
+func checkDome(dome, repoDir, work, base string, patches []string, want, out string, stackCmd func(string, ...string) string) {
 	var rep struct {
 		Applied  []json.RawMessage `json:"applied"`
 		Rejected []json.RawMessage `json:"rejected"`
@@ -226,7 +229,6 @@ func domeStack(dome, repoDir, work, base string, patches []string, want string) 
 		fail("dome made " + c + " checkpoint commits")
 	}
 	stackCmd("replay")
-	return d, true
 }
 
 func tree(dir, rev string) string {
@@ -281,20 +283,6 @@ func exe(cmd *exec.Cmd, stdin []byte) string {
 	}
 	return out.String()
 }
-
-func timeIt(f func()) time.Duration {
-	start := time.Now()
-	f()
-	return time.Since(start)
-}
-
-func pct(ds []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*p/100]
-}
-
-func msf(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
 func short(s string) string {
 	if len(s) > 12 {

@@ -1,109 +1,40 @@
 // Command startup measures what every dome command pays before it does any
-// work, beside git doing the same:
+// work, beside a Go program that does nothing (the floor: a hello world
+// built the way make build builds dome: CGO_ENABLED=0, -trimpath, the same
+// tags and -ldflags '-s -w') and beside git doing the same:
 //
 //	dome --version                                    vs  git --version
 //	dome registry cat petstore@HEAD spec/openapi.yaml vs  git show HEAD:registry/tools/petstore/spec/openapi.yaml
 //
 // on this repository's own history (a cold read: a new process, nothing
-// cached but the OS page cache). The floor of the cold read is git cat-file
-// blob of the same blob. Every command runs -runs times, all of them
-// interleaved so that noise on the machine lands on each alike; it prints the
-// median wall time and the median CPU time (user + system, from the
-// operating system's accounting of each child), which a busy machine moves
-// less. -other LABEL=PATH adds the rows of another dome binary (a build from
-// before a change, a go install build) to the same run.
+// cached but the OS page cache), with git cat-file blob of the same blob
+// beside it. Every command runs -runs times, all interleaved
+// (internal/benchrun) so that noise on the machine lands on each alike; the
+// rows give the medians and ranges of CPU time (user + system, which a busy
+// machine moves less) and wall time, then peak RSS from fewer runs. Ratios:
+// git / dome (above 1: dome is faster), and dome / the hello world (how far
+// above the floor). -other LABEL=PATH adds the rows of another dome binary (a
+// build from before a change, a go install build) to the same run.
 package main
 
 import (
 	"bytes"
+	_ "embed"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
+	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/dome-registry/dome/internal/benchrun"
 )
 
-type sample struct{ wall, cpu time.Duration }
-
-type command struct {
-	name string
-	argv []string
-	runs []sample
-}
-
-func main() {
-	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
-	var others variants
-	flag.Var(&others, "other", "`LABEL=PATH` of another dome binary to measure in the same run (repeatable), e.g. a build from before a change")
-	runs := flag.Int("runs", 101, "runs of each command (medians reported)")
-	flag.Parse()
-	if *dome == "" {
-		fail("set -dome or DOME_BIN")
-	}
-	const tool, path = "petstore", "spec/openapi.yaml"
-	gitPath := "HEAD:registry/tools/" + tool + "/" + path
-	blob := strings.TrimSpace(string(output("git", "rev-parse", gitPath)))
-
-	cmds := []*command{
-		{name: "dome --version", argv: []string{*dome, "--version"}},
-		{name: "git --version", argv: []string{"git", "--version"}},
-		{name: "dome registry cat (cold)", argv: []string{*dome, "registry", "cat", tool + "@HEAD", path}},
-		{name: "git show", argv: []string{"git", "show", gitPath}},
-		{name: "git cat-file blob", argv: []string{"git", "cat-file", "blob", blob}},
-	}
-	for _, o := range others {
-		cmds = append(cmds,
-			&command{name: o.label + ": dome --version", argv: []string{o.path, "--version"}},
-			&command{name: o.label + ": dome registry cat (cold)", argv: []string{o.path, "registry", "cat", tool + "@HEAD", path}})
-	}
-	// Both read the same bytes, or the comparison means nothing.
-	want := output("git", "show", gitPath)
-	for _, c := range cmds {
-		if strings.Contains(c.name, "cat") && !bytes.Equal(output(c.argv[0], c.argv[1:]...), want) {
-			fail(c.name + " and git show disagree")
-		}
-	}
-	for i := 0; i < 3; i++ { // warm the page cache
-		for _, c := range cmds {
-			measure(c.argv)
-		}
-	}
-	for i := 0; i < *runs; i++ {
-		for _, c := range cmds {
-			c.runs = append(c.runs, measure(c.argv))
-		}
-	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average: %s", load)
-	by := map[string]*command{}
-	for _, c := range cmds {
-		by[c.name] = c
-	}
-	fmt.Printf("%-40s | %20s | %20s | %14s | %s\n", "workload", "dome wall / cpu", "git wall / cpu", "dome/git cpu", "floor wall / cpu")
-	row := func(label, d, g, floor string) {
-		dw, dc := medians(by[d].runs)
-		gw, gc := medians(by[g].runs)
-		fl := "-"
-		if floor != "" {
-			fw, fc := medians(by[floor].runs)
-			fl = fmt.Sprintf("%s / %s (%s)", ms(fw), ms(fc), floor)
-		}
-		fmt.Printf("%-40s | %9s / %8s | %9s / %8s | %13.2fx | %s\n", label, ms(dw), ms(dc), ms(gw), ms(gc), float64(dc)/float64(gc), fl)
-	}
-	row("start-up: --version", "dome --version", "git --version", "")
-	row("cold read: registry cat vs show", "dome registry cat (cold)", "git show", "git cat-file blob")
-	for _, o := range others {
-		row(o.label+": --version", o.label+": dome --version", "git --version", "")
-		row(o.label+": cold read", o.label+": dome registry cat (cold)", "git show", "git cat-file blob")
-	}
-	// git show on this small history is about 2 ms, below what any Go
-	// program linking go-git needs to start (bench/resolve's floor row), so
-	// the 2x target is bench/resolve's, on a large registry.
-	fmt.Println("note: the cold read's 2x-of-git target is bench/resolve's (a 2,000-tool, 5,000-commit registry); these rows track start-up across builds")
-}
+// helloSource is the floor program (a .txt file: it is a main package of
+// its own, built in the work folder).
+//
+//go:embed hello.go.txt
+var helloSource string
 
 type variant struct{ label, path string }
 
@@ -120,27 +51,111 @@ func (v *variants) Set(s string) error {
 	return nil
 }
 
-func measure(argv []string) sample {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		fail(fmt.Sprintf("%s: %v", strings.Join(argv, " "), err))
+func main() {
+	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
+	work := flag.String("work", "bench/.work/startup", "work directory")
+	tags := flag.String("tags", "urfave_cli_no_docs", "build tags of the hello world (make build's)")
+	var others variants
+	flag.Var(&others, "other", "`LABEL=PATH` of another dome binary to measure in the same run (repeatable)")
+	runs := flag.Int("runs", 301, "measured runs of each command")
+	flag.Parse()
+	if *dome == "" {
+		fail("set -dome or DOME_BIN")
 	}
-	wall := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall, cpu}
+	must(os.MkdirAll(*work, 0o755))
+	hello := buildHello(*work, *tags)
+	const tool, path = "petstore", "spec/openapi.yaml"
+	gitPath := "HEAD:registry/tools/" + tool + "/" + path
+	blob := strings.TrimSpace(string(output("git", "rev-parse", gitPath)))
+
+	bins := append([]variant{{"dome", *dome}}, others...)
+	jobs := []benchrun.Job{
+		quick("hello world", hello),
+		quick("git --version", "git", "--version"),
+		quick("git show", "git", "show", gitPath),
+		quick("git cat-file blob", "git", "cat-file", "blob", blob),
+	}
+	want := output("git", "show", gitPath)
+	for _, b := range bins {
+		if got := output(b.path, "registry", "cat", tool+"@HEAD", path); !bytes.Equal(got, want) {
+			fail(b.label + ": registry cat and git show disagree")
+		}
+		jobs = append(jobs, quick(b.label+" --version", b.path, "--version"), quick(b.label+" registry cat", b.path, "registry", "cat", tool+"@HEAD", path))
+	}
+	fmt.Printf("load average at start: %s\n", benchrun.Load())
+	res, err := benchrun.Interleave(*runs, 3, jobs...)
+	must(err)
+	// Peak memory, from fewer runs (GNU time's own start would weigh on the
+	// CPU figures above).
+	var mem []benchrun.Job
+	for _, j := range []struct{ label, bin string }{{"hello world", hello}, {"git --version", "git"}} {
+		argv := []string{j.bin}
+		if j.bin == "git" {
+			argv = append(argv, "--version")
+		}
+		mem = append(mem, benchrun.Command(j.label, argv...))
+	}
+	for _, b := range bins {
+		mem = append(mem, benchrun.Command(b.label+" --version", b.path, "--version"), benchrun.Command(b.label+" registry cat", b.path, "registry", "cat", tool+"@HEAD", path))
+	}
+	rss, err := benchrun.Interleave(11, 1, mem...)
+	must(err)
+	fmt.Printf("load average at the end: %s\n", benchrun.Load())
+
+	h := res["hello world"]
+	var t benchrun.Table
+	t.Row("workload", "dome CPU", "git CPU", "git/dome", "floor CPU (hello world)", "dome/floor", "dome wall", "git wall", "dome peak RSS", "git peak RSS")
+	for _, b := range bins {
+		for _, w := range []struct{ what, dome, git, floor string }{
+			{"--version", b.label + " --version", "git --version", "hello world"},
+			{"cold read", b.label + " registry cat", "git show", "hello world"},
+		} {
+			d, g := res[w.dome], res[w.git]
+			t.Row(b.label+": "+w.what, benchrun.Ms(d.CPU()), benchrun.Ms(g.CPU()), benchrun.Ratio(g.CPU(), d.CPU()),
+				benchrun.Ms(h.CPU()), fmt.Sprintf("%.2fx", d.CPU().Median/h.CPU().Median),
+				benchrun.Ms(d.Wall()), benchrun.Ms(g.Wall()), benchrun.MB(rss[w.dome].RSS()), benchrun.MB(rss[strings.Replace(w.git, "git show", "git --version", 1)].RSS()))
+		}
+	}
+	t.Print(os.Stdout)
+	c := res["git cat-file blob"]
+	fmt.Printf("git cat-file blob of the same blob: CPU %s, wall %s; hello world: wall %s, peak RSS %s\n",
+		benchrun.Ms(c.CPU()), benchrun.Ms(c.Wall()), benchrun.Ms(h.Wall()), benchrun.MB(rss["hello world"].RSS()))
+	d := res["dome --version"]
+	r := res["dome registry cat"]
+	g := res["git show"]
+	fmt.Printf("targets: --version within 2x of the hello world (CPU): %.2fx %s; cold read within 2x of the hello world: %.2fx %s; cold read within 1.5x of git show (git/dome >= 0.67x): %.2fx %s\n",
+		d.CPU().Median/h.CPU().Median, met(d.CPU().Median <= 2*h.CPU().Median),
+		r.CPU().Median/h.CPU().Median, met(r.CPU().Median <= 2*h.CPU().Median),
+		g.CPU().Median/r.CPU().Median, met(r.CPU().Median <= 1.5*g.CPU().Median))
 }
 
-func medians(s []sample) (wall, cpu time.Duration) {
-	w := make([]time.Duration, len(s))
-	c := make([]time.Duration, len(s))
-	for i, x := range s {
-		w[i], c[i] = x.wall, x.cpu
+func quick(label string, argv ...string) benchrun.Job {
+	return benchrun.CommandWith(label, benchrun.Cmd{Argv: argv, NoMemory: true})
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
 	}
-	sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
-	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	return w[len(w)/2], c[len(c)/2]
+	return "MISSED"
+}
+
+// buildHello builds the floor program as make build builds dome.
+func buildHello(work, tags string) string {
+	dir := filepath.Join(work, "hello")
+	must(os.MkdirAll(dir, 0o755))
+	must(os.WriteFile(filepath.Join(dir, "main.go"), []byte(helloSource), 0o644))
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		must(os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.22\n"), 0o644))
+	}
+	bin, err := filepath.Abs(filepath.Join(dir, "hello"))
+	must(err)
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", tags, "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	cmd.Stderr = os.Stderr
+	must(cmd.Run())
+	return bin
 }
 
 func output(name string, args ...string) []byte {
@@ -151,7 +166,11 @@ func output(name string, args ...string) []byte {
 	return out
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+func must(err error) {
+	if err != nil {
+		fail(err.Error())
+	}
+}
 
 func fail(msg string) {
 	fmt.Fprintln(os.Stderr, "bench/startup:", msg)

@@ -1,4 +1,4 @@
-// Command trace benchmarks dome trace on this repository (issue 23): the
+// Command trace benchmarks dome trace on this repository: the
 // whole requirements catalogue held against a full "go test -json" log must
 // be checked in under 2 seconds.
 //
@@ -16,8 +16,8 @@
 // TESTJSON=reports/test.json writes it), else one synthesized from the
 // module's tests and scripts with the size and shape of a real run. Its
 // header is rewritten to HEAD (dome trace refuses another commit's results).
-// It prints "workload | dome | peer | ratio | floor" rows, medians of
-// interleaved runs, and the load average.
+// It prints "workload | dome | peer | peer/dome | floor" rows, medians of
+// interleaved runs with their ranges, and the load average.
 package main
 
 import (
@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,7 +91,7 @@ func main() {
 	lines := bytes.Count(body, []byte("\n"))
 	fmt.Printf("catalogue: %d requirements; log %s: %d lines, %.1f MB (x10: %.1f MB); %d test files\n",
 		len(cat.Requirements), how, lines, float64(len(body))/1e6, float64(big.Len())/1e6, idx.TestFiles)
-	fmt.Printf("%-60s | %10s | %10s | %8s | %10s\n", "workload", "dome", "peer", "ratio", "floor")
+	fmt.Printf("%-64s | %-28s | %-28s | %-10s | %s\n", "workload", "dome", "peer", "peer/dome", "floor")
 
 	// index
 	var testFiles []string
@@ -132,7 +133,7 @@ func main() {
 		},
 		func() { readAll(log1) })
 	if jqFilter == "" {
-		t[1] = 0
+		t[1] = nil
 	}
 	row(fmt.Sprintf("results: parse the go test -json log (%.1f MB, jq tally)", float64(len(body))/1e6), t[0], t[1], t[2])
 
@@ -141,13 +142,13 @@ func main() {
 		func() { check(d, log1) },
 		func() {},
 		func() { run(d, "--version") })
-	row("dome trace check --results: the catalogue, the log", t[0], 0, t[2])
+	row("dome trace check --results: the catalogue, the log", t[0], nil, t[2])
 	t = medians(*runs,
 		func() { check(d, log10) },
 		func() {},
 		func() { run(d, "--version") })
-	row(fmt.Sprintf("dome trace check --results: the catalogue, the log x10 (%.0f MB)", float64(big.Len())/1e6), t[0], 0, t[2])
-	fmt.Printf("load average at end: %s\n", loadAvg())
+	row(fmt.Sprintf("dome trace check --results: the catalogue, the log x10 (%.0f MB)", float64(big.Len())/1e6), t[0], nil, t[2])
+	fmt.Printf("(medians of %d interleaved runs, ranges in brackets; floors: reading the files, dome --version; load average at the end: %s)\n", *runs, loadAvg())
 }
 
 // synthesize makes a log of the shape of a real run: every test run and
@@ -236,8 +237,8 @@ func readFile(path string) []byte {
 }
 
 // medians runs the functions interleaved, runs times, so that a burst of
-// noise on the machine lands on all of them, and returns each median.
-func medians(runs int, fns ...func()) []time.Duration {
+// noise on the machine lands on all of them, and returns each one's times.
+func medians(runs int, fns ...func()) [][]time.Duration {
 	d := make([][]time.Duration, len(fns))
 	for r := 0; r < runs; r++ {
 		for i, fn := range fns {
@@ -246,22 +247,31 @@ func medians(runs int, fns ...func()) []time.Duration {
 			d[i] = append(d[i], time.Since(start))
 		}
 	}
-	out := make([]time.Duration, len(fns))
-	for i := range d {
-		s := append([]time.Duration(nil), d[i]...)
-		sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
-		out[i] = s[len(s)/2]
-	}
-	return out
+	return d
 }
 
-func row(name string, dome, peer, floor time.Duration) {
-	p, ratio := "-", "-"
-	if peer > time.Microsecond {
-		p = round(peer)
-		ratio = fmt.Sprintf("%.3gx", float64(dome)/float64(peer))
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	return s[len(s)/2]
+}
+
+// spread is the median with its range.
+func spread(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
 	}
-	fmt.Printf("%-60s | %10s | %10s | %8s | %10s\n", name, round(dome), p, ratio, round(floor))
+	return fmt.Sprintf("%s [%s-%s]", round(median(ds)), round(slices.Min(ds)), round(slices.Max(ds)))
+}
+
+// row prints dome beside its peer (nil: none) and floor; the ratio is peer
+// time / dome time (above 1: dome is faster).
+func row(name string, dome, peer, floor []time.Duration) {
+	ratio := "-"
+	if len(peer) > 0 {
+		ratio = fmt.Sprintf("%.3gx", float64(median(peer))/float64(median(dome)))
+	}
+	fmt.Printf("%-64s | %-28s | %-28s | %-10s | %s\n", name, spread(dome), spread(peer), ratio, spread(floor))
 }
 
 func round(d time.Duration) string {

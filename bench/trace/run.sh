@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23 benchmark: dome trace check over the whole requirements catalogue
+# dome trace check over the whole requirements catalogue
 # and a full go test -json log (budget: 2 s); the test index against go test
 # -list, the log parser against jq.
 set -euo pipefail

@@ -12,7 +12,9 @@
 // Requests run one at a time (a page is rendered on one core); each
 // figure is the median and the 90th percentile of -n requests, after a
 // warm-up. The first request of a run (its ledger read and folded) is
-// reported apart. It prints "workload | dome | peer | ratio | floor" rows.
+// reported apart. It prints "workload | dome | baseline | baseline/dome |
+// floor" rows: the JSON answers are baselines, not peers (no other tool
+// serves these views), and the ratio reads as baseline time / dome time.
 package main
 
 import (
@@ -233,13 +235,13 @@ func run(dome, work string, nodes, waveNodes int, fresh bool, n int) error {
 	if took > 0 {
 		fmt.Printf("(the wave run was made now: dome run start --sandbox none took %s)\n", took.Round(time.Second))
 	}
-	fmt.Println("workload | dome | peer | ratio | floor")
+	fmt.Println("workload | dome | baseline | baseline/dome | floor")
 	row := func(what string, a, b stat, p90 bool, floor stat) {
 		x, y, f := a.p50, b.p50, floor.p50
 		if p90 {
 			x, y, f = a.p90, b.p90, floor.p90
 		}
-		fmt.Printf("%s | %s | %s | %.2fx | %s\n", what, ms(x), ms(y), float64(x)/float64(y), ms(f))
+		fmt.Printf("%s | %s | %s | %.2fx | %s\n", what, ms(x), ms(y), float64(y)/float64(x), ms(f))
 	}
 	p, j := m["page"], m["json"]
 	row(fmt.Sprintf("stack run page (HTML, %d KB) vs run.json (%d KB), median", p.size>>10, j.size>>10), p, j, false, m["floor"])

@@ -67,8 +67,14 @@ func fail(hint, format string, a ...any) *Error {
 // IsMergeKey reports a plain "<<" key: a YAML 1.1 merge key, which dome
 // refuses (YAML 1.2 has none, and tools disagree on how it merges).
 func IsMergeKey(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Value == "<<" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
-		(n.Style&yaml.TaggedStyle == 0 || n.Tag == "!!merge")
+	return n.Kind == yaml.ScalarNode && IsMergeKeyScalar(n.Value, n.Style, n.Tag)
+}
+
+// IsMergeKeyScalar is IsMergeKey for a scalar given by its value, style and
+// tag (as yaml.v3's Node holds them), for readers of the event stream.
+func IsMergeKeyScalar(value string, style yaml.Style, tag string) bool {
+	return value == "<<" && style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
+		(style&yaml.TaggedStyle == 0 || tag == "!!merge")
 }
 
 // MergeKeyError is the refusal of a merge key.
@@ -81,28 +87,37 @@ func MergeKeyError() *Error {
 // !!bool, !!null; the text must then be of that type) and !!binary and
 // !!timestamp read as their text; any other tag is refused.
 func Resolve(n *yaml.Node) (Scalar, error) {
-	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 && n.Style&yaml.TaggedStyle == 0 {
-		return Scalar{Kind: String, Text: n.Value}, nil
+	if n.Style&yaml.TaggedStyle != 0 && n.Tag != "" {
+		return ResolveScalar(n.Value, n.Style, n.ShortTag())
 	}
-	if n.Style&yaml.TaggedStyle == 0 || n.Tag == "" {
-		return Plain(n.Value)
+	return ResolveScalar(n.Value, n.Style, n.Tag)
+}
+
+// ResolveScalar is Resolve for a scalar given by its value, style and tag as
+// yaml.v3's Node holds them (the tag in its short form, "!!int", and only
+// with TaggedStyle), for readers of the event stream.
+func ResolveScalar(value string, style yaml.Style, tag string) (Scalar, error) {
+	if style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 && style&yaml.TaggedStyle == 0 {
+		return Scalar{Kind: String, Text: value}, nil
 	}
-	tag := n.ShortTag()
+	if style&yaml.TaggedStyle == 0 || tag == "" {
+		return Plain(value)
+	}
 	switch tag {
 	case "!!str", "!!binary", "!!timestamp":
-		return Scalar{Kind: String, Text: n.Value}, nil
+		return Scalar{Kind: String, Text: value}, nil
 	case "!!null", "!!bool", "!!int", "!!float":
-		s, err := Plain(n.Value)
+		s, err := Plain(value)
 		if err != nil {
 			return s, err
 		}
 		want := map[string]Kind{"!!null": Null, "!!bool": Bool, "!!int": Number, "!!float": Number}[tag]
-		if s.Kind != want || (tag == "!!int" && !isInt(n.Value)) {
-			return Scalar{}, fail("remove the tag or fix the value", "%q is not a valid %s", n.Value, tag)
+		if s.Kind != want || (tag == "!!int" && !isInt(value)) {
+			return Scalar{}, fail("remove the tag or fix the value", "%q is not a valid %s", value, tag)
 		}
 		return s, nil
 	}
-	return Scalar{}, fail("remove the tag", "YAML tag %s is not supported", n.Tag)
+	return Scalar{}, fail("remove the tag", "YAML tag %s is not supported", tag)
 }
 
 // Plain resolves the text of a plain (unquoted, untagged) scalar.

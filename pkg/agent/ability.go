@@ -129,10 +129,11 @@ func (a *Ability) frontmatter(source string, fm []byte) error {
 			}
 			a.Title = strings.TrimSpace(m.Value.Text)
 		case "tags":
-			if m.Value.Kind != specfilter.KindArray || len(m.Value.Items) > 100 {
+			if m.Value.Kind != specfilter.KindArray || len(m.Value.Members) > 100 {
 				return &errkind.InputError{Source: source, Field: "frontmatter/tags", Problem: "want a list of at most 100 strings"}
 			}
-			for i, it := range m.Value.Items {
+			for i, item := range m.Value.Members { // an array's items
+				it := item.Value
 				if it.Kind != specfilter.KindString || it.Text == "" || len(it.Text) > 100 {
 					return &errkind.InputError{Source: source, Field: fmt.Sprintf("frontmatter/tags/%d", i), Problem: "want a string of 1 to 100 characters"}
 				}

@@ -22,10 +22,15 @@ func (p *parser) binary() (*Binary, error) {
 	if fwd == nil {
 		return nil, p.errf(p.i+1, "\"GIT binary patch\" without a literal or delta block")
 	}
-	// The reverse block, if any.
+	// The reverse block, if any: applying forward never reads it, so its
+	// lines are skipped, not decoded (git apply decodes it only for -R).
 	if p.i < len(p.lines) && (strings.HasPrefix(p.lines[p.i], "literal ") || strings.HasPrefix(p.lines[p.i], "delta ")) {
-		if _, err := p.binaryBlock(); err != nil {
-			return nil, err
+		for p.i++; p.i < len(p.lines); {
+			l := strings.TrimSuffix(p.lines[p.i], "\n")
+			p.i++
+			if l == "" {
+				break
+			}
 		}
 	}
 	return fwd, nil

@@ -6,13 +6,41 @@ import (
 
 // RepoStore is the Store over a repository opened with pkg/gitstore: base
 // trees are read from its object database and results are written to it.
-type RepoStore struct{ Repo *gitstore.Repo }
+type RepoStore struct {
+	Repo *gitstore.Repo
+	// Pack, when set, takes the writes: they are readable through this
+	// store at once and reach the repository as one packfile at Flush (a
+	// series of patches stores much faster than as a file per object).
+	Pack  *gitstore.PackWriter
+	trees map[OID][]TreeEntry // written to Pack, not flushed yet
+}
 
 // NewRepoStore returns a Store over r.
 func NewRepoStore(r *gitstore.Repo) *RepoStore { return &RepoStore{Repo: r} }
 
+// NewPackStore returns a Store over r whose writes go to a PackWriter;
+// Flush stores them.
+func NewPackStore(r *gitstore.Repo) *RepoStore {
+	return &RepoStore{Repo: r, Pack: r.NewPackWriter(), trees: map[OID][]TreeEntry{}}
+}
+
+// Flush stores what was written (nothing to do without Pack).
+func (s *RepoStore) Flush() error {
+	if s.Pack == nil {
+		return nil
+	}
+	if err := s.Pack.Flush(); err != nil {
+		return err
+	}
+	clear(s.trees)
+	return nil
+}
+
 // ReadTree implements Store.
 func (s *RepoStore) ReadTree(id OID) ([]TreeEntry, error) {
+	if es, ok := s.trees[id]; ok {
+		return es, nil
+	}
 	es, err := s.Repo.ReadTree(id)
 	if err != nil {
 		return nil, err
@@ -25,10 +53,20 @@ func (s *RepoStore) ReadTree(id OID) ([]TreeEntry, error) {
 }
 
 // ReadBlob implements Store.
-func (s *RepoStore) ReadBlob(id OID) ([]byte, error) { return s.Repo.ReadBlob(id) }
+func (s *RepoStore) ReadBlob(id OID) ([]byte, error) {
+	if s.Pack != nil {
+		if t, data, ok := s.Pack.Read(id); ok && t == gitstore.TypeBlob {
+			return data, nil // a fresh copy
+		}
+	}
+	return s.Repo.ReadBlob(id)
+}
 
 // WriteBlob implements Store.
 func (s *RepoStore) WriteBlob(data []byte) (OID, error) {
+	if s.Pack != nil {
+		return s.Pack.WriteBlob(data) // compressed at once: data is not kept
+	}
 	return s.Repo.WriteBlob(data)
 }
 
@@ -38,10 +76,28 @@ func (s *RepoStore) WriteTree(entries []TreeEntry) (OID, error) {
 	for i, e := range entries {
 		es[i] = gitstore.TreeEntry{Name: e.Name, Mode: gitstore.Mode(e.Mode), Hash: e.ID}
 	}
-	return s.Repo.WriteTree(es)
+	if s.Pack == nil {
+		return s.Repo.WriteTree(es)
+	}
+	id, err := s.Pack.WriteTree(es)
+	if err != nil {
+		return id, err
+	}
+	if s.Pack.Has(id) {
+		sorted, _, err := EncodeTree(entries)
+		if err != nil {
+			return id, err
+		}
+		s.trees[id] = sorted
+	}
+	return id, nil
 }
 
 // ResolvePrefix implements PrefixResolver.
 func (s *RepoStore) ResolvePrefix(prefix string) ([]OID, error) {
-	return s.Repo.HashesWithPrefix(prefix)
+	out, err := s.Repo.HashesWithPrefix(prefix)
+	if s.Pack != nil && err == nil {
+		out = append(out, s.Pack.WithPrefix(prefix)...)
+	}
+	return out, err
 }

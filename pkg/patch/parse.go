@@ -134,16 +134,23 @@ type parser struct {
 	i     int
 }
 
+// splitLines splits data into lines that keep their newlines. The lines
+// are substrings of one copy of data: a string per line would be an
+// allocation per line of every file a series touches.
 func splitLines(data []byte) []string {
-	var out []string
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
+	if len(data) == 0 {
+		return nil
+	}
+	s := string(data)
+	out := make([]string, 0, bytes.Count(data, []byte{'\n'})+1)
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '\n')
 		if i < 0 {
-			out = append(out, string(data))
+			out = append(out, s)
 			break
 		}
-		out = append(out, string(data[:i+1]))
-		data = data[i+1:]
+		out = append(out, s[:i+1])
+		s = s[i+1:]
 	}
 	return out
 }

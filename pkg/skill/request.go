@@ -48,7 +48,7 @@ func RequestSchema(doc *specfilter.Document, operationID string) ([]byte, error)
 	if b.Kind == specfilter.KindObject {
 		root.Members = append(root.Members, b.Members...)
 	} else {
-		root.Members = append(root.Members, specfilter.Member{Key: "allOf", Value: &specfilter.Value{Kind: specfilter.KindArray, Items: []*specfilter.Value{b}}})
+		root.Members = append(root.Members, specfilter.Member{Key: "allOf", Value: &specfilter.Value{Kind: specfilter.KindArray, Members: []specfilter.Member{{Value: b}}}})
 	}
 	defs := &specfilter.Value{Kind: specfilter.KindObject}
 	for _, m := range members(doc.Root.Get("components").Get("schemas")) {
@@ -115,12 +115,12 @@ func rewriteSchema(v *specfilter.Value, at string) (*specfilter.Value, error) {
 			add(k, mm)
 		case schemaListKeywords[k] && m.Value.Kind == specfilter.KindArray:
 			l := &specfilter.Value{Kind: specfilter.KindArray}
-			for i, it := range m.Value.Items {
-				c, err := rewriteSchema(it, fmt.Sprintf("%s/%s/%d", at, k, i))
+			for i, it := range m.Value.Members { // an array's items
+				c, err := rewriteSchema(it.Value, fmt.Sprintf("%s/%s/%d", at, k, i))
 				if err != nil {
 					return nil, err
 				}
-				l.Items = append(l.Items, c)
+				l.Members = append(l.Members, specfilter.Member{Value: c})
 			}
 			add(k, l)
 		default:

@@ -96,7 +96,11 @@ func items(v *specfilter.Value) []*specfilter.Value {
 	if v == nil || v.Kind != specfilter.KindArray {
 		return nil
 	}
-	return v.Items
+	out := make([]*specfilter.Value, len(v.Members))
+	for i, m := range v.Members {
+		out[i] = m.Value
+	}
+	return out
 }
 
 // Problem is one broken skill-contract rule.

@@ -24,10 +24,29 @@ type Options struct {
 	// ValidateInput also validates the whole input document with
 	// kin-openapi, not only the part the profile keeps (slower on big specs).
 	ValidateInput bool
+	// DeferValidation leaves the validation of the filtered spec to
+	// Result.Validate, so that the caller can drop the input Document
+	// first: kin-openapi's model of the output then comes on top of the
+	// output alone. (ValidateInput still validates the input here.)
+	DeferValidation bool
+	// Verdicts remembers the filtered specs that passed validation, by the
+	// digest of their bytes, so that the same bytes are validated once.
+	// Nil: validate every time.
+	Verdicts VerdictCache
 	// Offer lists the flags of the calling command that error hints may
 	// suggest ("--no-validate", "--allow-empty-selectors"): a hint never
 	// names a flag the user's command does not have.
 	Offer Flags
+}
+
+// VerdictCache remembers which documents passed dome's validation, by the
+// "sha256:<hex>" digest of the exact bytes validated. The verdict is a
+// function of those bytes and of the validator alone, so an implementation
+// must key its entries by the validator too (dome's build), and may keep
+// only positive verdicts: a hit skips a check, it never changes an output.
+type VerdictCache interface {
+	Valid(digest string) bool
+	RememberValid(digest string)
 }
 
 // Flags are command-line flags a caller offers to error hints.
@@ -66,6 +85,40 @@ type Result struct {
 	// JSON (an *openapi3.T kept as any: kin-openapi types stay out of this
 	// package's API), handed over once by TakeLoaded.
 	loaded atomic.Pointer[any]
+	// pending is the validation DeferValidation left to Validate.
+	pending *pendingValidation
+}
+
+type pendingValidation struct {
+	opts Options
+}
+
+// Validate runs the validation that Options.DeferValidation deferred (and
+// does nothing otherwise, or the second time): kin-openapi checks r.JSON,
+// unless opts.Verdicts already knows it valid. The input document is needed
+// only to place problems in it: reload loads it again (the caller has
+// usually dropped it to free its memory).
+func (r *Result) Validate(reload func() (*Document, error)) error {
+	pv := r.pending
+	r.pending = nil
+	if pv == nil || (pv.opts.Verdicts != nil && pv.opts.Verdicts.Valid(r.Digest)) {
+		return nil
+	}
+	kdoc, loadErr, problems, crash := kinCheck(r.JSON)
+	if kdoc != nil {
+		if pv.opts.Verdicts != nil {
+			pv.opts.Verdicts.RememberValid(r.Digest)
+		}
+		var loaded any = kdoc
+		r.loaded.Store(&loaded)
+		return nil
+	}
+	doc, err := reload()
+	if err != nil {
+		return err
+	}
+	f := &filter{doc: doc, opts: pv.opts}
+	return f.validationError("the filtered spec", loadErr, problems, crash)
 }
 
 // TakeLoaded returns, once, the OpenAPI document that validation loaded from
@@ -109,31 +162,41 @@ func Apply(doc *Document, p *Profile, opts Options) (*Result, error) {
 		return nil, err
 	}
 	f.inexactNumbers(out, nil)
-	raw := out.AppendJSON(nil)
-	canon, err := canonical.Transform(raw)
+	canon, err := out.AppendCanonical(nil)
 	if err != nil {
 		return nil, fmt.Errorf("canonicalize the filtered spec: %w", err)
 	}
-	if !opts.NoValidate {
-		if opts.ValidateInput {
-			if _, err := f.validate(doc.Root.AppendJSON(nil), "the input spec"); err != nil {
+	digest := canonical.Digest(canon)
+	if !opts.NoValidate && opts.ValidateInput {
+		in := doc.Root.AppendJSON(nil)
+		if d := canonical.Digest(in); opts.Verdicts == nil || !opts.Verdicts.Valid(d) {
+			if _, err := f.validate(in, "the input spec"); err != nil {
 				return nil, err
+			}
+			if opts.Verdicts != nil {
+				opts.Verdicts.RememberValid(d)
 			}
 		}
 	}
 	var loaded any
-	if !opts.NoValidate {
+	if !opts.NoValidate && !opts.DeferValidation && (opts.Verdicts == nil || !opts.Verdicts.Valid(digest)) {
 		kdoc, err := f.validate(canon, "the filtered spec")
 		if err != nil {
 			return nil, err
+		}
+		if opts.Verdicts != nil {
+			opts.Verdicts.RememberValid(digest)
 		}
 		loaded = kdoc
 	}
 	f.ex.finish()
 	sortOperations(f.kept)
-	res := &Result{JSON: canon, Digest: canonical.Digest(canon), Operations: f.kept, Explain: f.ex}
+	res := &Result{JSON: canon, Digest: digest, Operations: f.kept, Explain: f.ex}
 	if loaded != nil {
 		res.loaded.Store(&loaded)
+	}
+	if !opts.NoValidate && opts.DeferValidation {
+		res.pending = &pendingValidation{opts: opts}
 	}
 	return res, nil
 }
@@ -214,9 +277,9 @@ func stringList(v *Value) []string {
 	if v == nil || v.Kind != KindArray {
 		return nil
 	}
-	out := make([]string, 0, len(v.Items))
-	for _, it := range v.Items {
-		if it.Kind == KindString {
+	out := make([]string, 0, len(v.Members))
+	for _, m := range v.Members {
+		if it := m.Value; it.Kind == KindString {
 			out = append(out, it.Text)
 		}
 	}
@@ -241,8 +304,8 @@ func (f *filter) inexactNumbers(v *Value, at Pointer) {
 			f.ex.warn(fmt.Sprintf("number %s at %s is not exact as an IEEE 754 double: RFC 8785 writes %s", v.Text, at, exact))
 		}
 	case KindArray:
-		for i, it := range v.Items {
-			f.inexactNumbers(it, append(at, itoa(i)))
+		for i, it := range v.Members {
+			f.inexactNumbers(it.Value, append(at, itoa(i)))
 		}
 	case KindObject:
 		for _, m := range v.Members {
@@ -367,10 +430,10 @@ func securityList(v *Value) []map[string][]string {
 	if v == nil || v.Kind != KindArray {
 		return nil
 	}
-	out := make([]map[string][]string, 0, len(v.Items))
-	for _, alt := range v.Items {
+	out := make([]map[string][]string, 0, len(v.Members))
+	for _, alt := range v.Members {
 		m := map[string][]string{}
-		for _, mem := range alt.Members {
+		for _, mem := range alt.Value.Members {
 			m[mem.Key] = append([]string{}, stringList(mem.Value)...)
 		}
 		out = append(out, m)

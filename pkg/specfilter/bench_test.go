@@ -61,3 +61,18 @@ func benchApply(b *testing.B, opts Options) {
 
 func BenchmarkApply_Stripe10Percent(b *testing.B)           { benchApply(b, Options{}) }
 func BenchmarkApply_Stripe10PercentNoValidate(b *testing.B) { benchApply(b, Options{NoValidate: true}) }
+
+// BenchmarkParseYAMLNodes_Stripe is the reader ParseYAML replaced (yaml.v3's
+// Node tree, then a Value), for comparison.
+func BenchmarkParseYAMLNodes_Stripe(b *testing.B) {
+	data, err := os.ReadFile(stripeSpec)
+	if err != nil {
+		b.Skipf("the Stripe spec is not here (%s)", stripeSpec)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := nodeParseYAML(data, Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -316,8 +316,8 @@ func (c *closure) data(v *Value, at Pointer, ext string) {
 			}
 		}
 	case KindArray:
-		for i, it := range v.Items {
-			if it.Kind == KindObject || it.Kind == KindArray {
+		for i, m := range v.Members {
+			if it := m.Value; it.Kind == KindObject || it.Kind == KindArray {
 				c.data(it, append(at, itoa(i)), ext)
 			}
 		}
@@ -351,8 +351,8 @@ func danglingRef(out *Value) (ref string, at Pointer, line int32) {
 				}
 			}
 		case KindArray:
-			for i, it := range v.Items {
-				if (it.Kind == KindObject || it.Kind == KindArray) && !visit(it, append(p, itoa(i))) {
+			for i, m := range v.Members {
+				if it := m.Value; (it.Kind == KindObject || it.Kind == KindArray) && !visit(it, append(p, itoa(i))) {
 					return false
 				}
 			}
@@ -443,6 +443,17 @@ type visitFunc func(v *Value, k objKind, at Pointer) bool
 
 func (f visitFunc) object(v *Value, k objKind, at Pointer) bool { return f(v, k, at) }
 
+// mutatesComponents reports whether the passes after keepComponents may
+// change the kept components of section: strip_extensions changes any
+// object, and links to dropped operations are pruned from responses (the
+// callback inlining runs before the components are added). The output
+// shares the other components with the input instead of copying them (most
+// of a filtered spec is schemas): it is only read from then on, and the
+// input stays as it was (TestApply_LeavesTheInputAsItWas).
+func (f *filter) mutatesComponents(section string) bool {
+	return len(f.p.StripExtensions) > 0 || section == "responses"
+}
+
 // keepComponents copies the reached components, in input order, and notes
 // every component's fate in the explain report.
 func (f *filter) keepComponents(cl *closure) *Value {
@@ -465,7 +476,11 @@ func (f *filter) keepComponents(cl *closure) *Value {
 			}
 			f.ex.Components = append(f.ex.Components, cd)
 			if keep {
-				kept.Members = append(kept.Members, Member{Key: e.Key, Value: e.Value.Copy()})
+				v := e.Value
+				if f.mutatesComponents(sec.Key) {
+					v = v.Copy()
+				}
+				kept.Members = append(kept.Members, Member{Key: e.Key, Value: v})
 			}
 		}
 		if len(kept.Members) > 0 {
@@ -485,15 +500,16 @@ func (f *filter) keepTags(cl *closure) *Value {
 		return nil
 	}
 	out := &Value{Kind: KindArray}
-	for _, t := range in.Items {
+	for _, m := range in.Members {
+		t := m.Value
 		name, _ := t.Str("name")
 		keep := cl.tags[name]
 		f.ex.Tags = append(f.ex.Tags, TagDecision{Name: name, Kept: keep})
 		if keep {
-			out.Items = append(out.Items, t.Copy())
+			out.Members = append(out.Members, Member{Value: t.Copy()})
 		}
 	}
-	if len(out.Items) == 0 {
+	if len(out.Members) == 0 {
 		return nil
 	}
 	return out
@@ -512,7 +528,7 @@ func (f *filter) overrideServers(out *Value) {
 		if s.Description != "" {
 			o.Set("description", newString(s.Description))
 		}
-		list.Items = append(list.Items, o)
+		list.Members = append(list.Members, Member{Value: o})
 	}
 	out.Set("servers", list)
 	f.ex.Removed = append(f.ex.Removed, "/servers (replaced by the profile's servers)")
@@ -583,7 +599,7 @@ func (f *filter) policyWarnings(out *Value) {
 			allowed[strings.ToLower(h)] = true
 		}
 		for _, s := range out.Get("servers").itemsOrNil() {
-			raw, _ := s.Str("url")
+			raw, _ := s.Value.Str("url")
 			u, err := url.Parse(raw)
 			if err != nil || u.Host == "" || strings.Contains(u.Host, "{") {
 				continue
@@ -630,9 +646,10 @@ func (f *filter) schemeType(name string) string {
 	return t
 }
 
-func (v *Value) itemsOrNil() []*Value {
+// itemsOrNil returns an array's items (as Members with empty keys), or nil.
+func (v *Value) itemsOrNil() []Member {
 	if v != nil && v.Kind == KindArray {
-		return v.Items
+		return v.Members
 	}
 	return nil
 }

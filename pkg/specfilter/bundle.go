@@ -234,6 +234,8 @@ func (b *bundler) run() error {
 		if sec == nil {
 			sec = newObject()
 			comps.Set(section, sec)
+		} else if sec.Kind != KindObject {
+			return &errkind.InputError{Source: b.opts.Describe(b.doc.File), Field: "/components/" + section, Problem: fmt.Sprintf("components/%s is not an object", section)}
 		}
 		sec.Members = append(sec.Members, Member{Key: tg.name, Value: tg.value})
 		ptr := Pointer{"components", section, tg.name}.String()

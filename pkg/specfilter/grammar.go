@@ -319,9 +319,9 @@ func walkShape(v *Value, k objKind, sh shape, at Pointer, vis visitor) Pointer {
 		if v.Kind != KindArray {
 			return at
 		}
-		for i, it := range v.Items {
+		for i, it := range v.Members {
 			at = append(at, itoa(i))
-			at = walk(it, k, at, vis)
+			at = walk(it.Value, k, at, vis)
 			at = at[:len(at)-1]
 		}
 	case sh == dict:

@@ -110,12 +110,11 @@ func shuffled(r *rand.Rand, v *Value) *Value {
 	c := v.Copy()
 	var mix func(*Value)
 	mix = func(x *Value) {
-		r.Shuffle(len(x.Members), func(i, j int) { x.Members[i], x.Members[j] = x.Members[j], x.Members[i] })
+		if x.Kind == KindObject {
+			r.Shuffle(len(x.Members), func(i, j int) { x.Members[i], x.Members[j] = x.Members[j], x.Members[i] })
+		}
 		for _, m := range x.Members {
 			mix(m.Value)
-		}
-		for _, it := range x.Items {
-			mix(it)
 		}
 	}
 	mix(c)
@@ -228,8 +227,8 @@ func checkClosed(t *testing.T, name string, out *Value) {
 			}
 			for _, m := range v.Members {
 				if m.Key == "security" && m.Value.Kind == KindArray {
-					for _, alt := range m.Value.Items {
-						for _, s := range alt.membersOrNil() {
+					for _, alt := range m.Value.Members {
+						for _, s := range alt.Value.membersOrNil() {
 							mark(Pointer{"components", "securitySchemes", s.Key}.String())
 						}
 					}
@@ -237,8 +236,10 @@ func checkClosed(t *testing.T, name string, out *Value) {
 				scan(m.Value)
 			}
 		}
-		for _, it := range v.Items {
-			scan(it)
+		if v.Kind == KindArray {
+			for _, it := range v.Members {
+				scan(it.Value)
+			}
 		}
 	}
 	usedTags := map[string]bool{}
@@ -278,7 +279,7 @@ func checkClosed(t *testing.T, name string, out *Value) {
 		}
 	}
 	for _, tg := range out.Get("tags").itemsOrNil() {
-		if n, _ := tg.Str("name"); !usedTags[n] {
+		if n, _ := tg.Value.Str("name"); !usedTags[n] {
 			t.Fatalf("%s: unused tag %s kept", name, n)
 		}
 	}

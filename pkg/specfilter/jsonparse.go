@@ -40,7 +40,10 @@ type parseError struct {
 	Pointer string // JSON pointer of the value, when known
 	Problem string
 	Hint    string // what to do, when the parser knows better than parseHint
+	err     error  // the reader's error, when reading failed
 }
+
+func (e *parseError) Unwrap() error { return e.err }
 
 func (e *parseError) Error() string {
 	var b strings.Builder
@@ -91,6 +94,8 @@ type jsonParser struct {
 	line     int
 	maxDepth int
 	stack    []jsonFrame
+	scratch  []Member // the children of the open collections (docArena)
+	arena    docArena
 }
 
 func (p *jsonParser) pointer() string {
@@ -138,13 +143,15 @@ func (p *jsonParser) value() (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Value{Kind: KindString, Text: s, Line: line}, nil
+		v := p.arena.value()
+		v.Kind, v.Text, v.Line = KindString, s, line
+		return v, nil
 	case c == 't':
-		return p.literal("true", &Value{Kind: KindBool, Bool: true, Line: line})
+		return p.literal("true", KindBool, true, line)
 	case c == 'f':
-		return p.literal("false", &Value{Kind: KindBool, Line: line})
+		return p.literal("false", KindBool, false, line)
 	case c == 'n':
-		return p.literal("null", &Value{Kind: KindNull, Line: line})
+		return p.literal("null", KindNull, false, line)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	default:
@@ -153,11 +160,13 @@ func (p *jsonParser) value() (*Value, error) {
 	}
 }
 
-func (p *jsonParser) literal(word string, v *Value) (*Value, error) {
+func (p *jsonParser) literal(word string, k Kind, b bool, line int32) (*Value, error) {
 	if !strings.HasPrefix(string(p.data[p.pos:min(len(p.data), p.pos+len(word))]), word) {
 		return nil, p.errorf("invalid literal")
 	}
 	p.pos += len(word)
+	v := p.arena.value()
+	v.Kind, v.Bool, v.Line = k, b, line
 	return v, nil
 }
 
@@ -203,11 +212,13 @@ func (p *jsonParser) number() (*Value, error) {
 		}
 	}
 	p.pos = i
-	text := string(d[start:i])
+	text := p.arena.text(d[start:i])
 	if err := checkRange(text); err != nil {
 		return nil, p.errorf("%v", err)
 	}
-	return &Value{Kind: KindNumber, Text: text, Line: int32(p.line)}, nil
+	v := p.arena.value()
+	v.Kind, v.Text, v.Line = KindNumber, text, int32(p.line)
+	return v, nil
 }
 
 func (p *jsonParser) push(f jsonFrame) error {
@@ -219,7 +230,8 @@ func (p *jsonParser) push(f jsonFrame) error {
 }
 
 func (p *jsonParser) array() (*Value, error) {
-	v := &Value{Kind: KindArray, Line: int32(p.line), Items: []*Value{}}
+	v := p.arena.value()
+	v.Kind, v.Line = KindArray, int32(p.line)
 	p.pos++ // [
 	if err := p.push(jsonFrame{arr: true}); err != nil {
 		return nil, err
@@ -228,16 +240,18 @@ func (p *jsonParser) array() (*Value, error) {
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
 		p.stack = p.stack[:len(p.stack)-1]
+		v.Members = []Member{}
 		return v, nil
 	}
+	start := len(p.scratch)
 	for {
-		p.stack[len(p.stack)-1].index = len(v.Items)
+		p.stack[len(p.stack)-1].index = len(p.scratch) - start
 		p.skipSpace()
 		it, err := p.value()
 		if err != nil {
 			return nil, err
 		}
-		v.Items = append(v.Items, it)
+		p.scratch = append(p.scratch, Member{Value: it})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unexpected end of input in an array")
@@ -248,6 +262,7 @@ func (p *jsonParser) array() (*Value, error) {
 		case ']':
 			p.pos++
 			p.stack = p.stack[:len(p.stack)-1]
+			v.Members = p.collect(start)
 			return v, nil
 		default:
 			return nil, p.errorf("expected ',' or ']' in an array")
@@ -256,7 +271,8 @@ func (p *jsonParser) array() (*Value, error) {
 }
 
 func (p *jsonParser) object() (*Value, error) {
-	v := &Value{Kind: KindObject, Line: int32(p.line), Members: []Member{}}
+	v := p.arena.value()
+	v.Kind, v.Line = KindObject, int32(p.line)
 	p.pos++ // {
 	if err := p.push(jsonFrame{}); err != nil {
 		return nil, err
@@ -265,8 +281,10 @@ func (p *jsonParser) object() (*Value, error) {
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 		p.stack = p.stack[:len(p.stack)-1]
+		v.Members = []Member{}
 		return v, nil
 	}
+	start := len(p.scratch)
 	var seen map[string]int32 // built once an object grows past a few keys
 	for {
 		p.skipSpace()
@@ -279,7 +297,7 @@ func (p *jsonParser) object() (*Value, error) {
 			return nil, err
 		}
 		p.stack[len(p.stack)-1].key = key
-		if first, dup := dupKey(v, &seen, key, keyLine); dup {
+		if first, dup := dupKey(p.scratch[start:], &seen, key, keyLine); dup {
 			return nil, p.errorf("duplicate key %q (first at line %d)", key, first)
 		}
 		p.skipSpace()
@@ -292,7 +310,7 @@ func (p *jsonParser) object() (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Members = append(v.Members, Member{Key: key, Value: val})
+		p.scratch = append(p.scratch, Member{Key: key, Value: val})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unexpected end of input in an object")
@@ -303,6 +321,7 @@ func (p *jsonParser) object() (*Value, error) {
 		case '}':
 			p.pos++
 			p.stack = p.stack[:len(p.stack)-1]
+			v.Members = p.collect(start)
 			return v, nil
 		default:
 			return nil, p.errorf("expected ',' or '}' in an object")
@@ -310,13 +329,22 @@ func (p *jsonParser) object() (*Value, error) {
 	}
 }
 
-// dupKey reports whether key is already a member of v (before it is
+// collect moves the children of the collection that began at start in the
+// scratch stack into the arena.
+func (p *jsonParser) collect(start int) []Member {
+	ms := p.arena.copyMembers(p.scratch[start:])
+	clear(p.scratch[start:])
+	p.scratch = p.scratch[:start]
+	return ms
+}
+
+// dupKey reports whether key is already among members (before it is
 // appended) and the line of the first one. Small objects are scanned; large
 // ones get a map.
-func dupKey(v *Value, seen *map[string]int32, key string, line int32) (int32, bool) {
+func dupKey(members []Member, seen *map[string]int32, key string, line int32) (int32, bool) {
 	const scan = 12
-	if len(v.Members) < scan {
-		for _, m := range v.Members {
+	if len(members) < scan {
+		for _, m := range members {
 			if m.Key == key {
 				return keyLineOf(m), true
 			}
@@ -324,8 +352,8 @@ func dupKey(v *Value, seen *map[string]int32, key string, line int32) (int32, bo
 		return 0, false
 	}
 	if *seen == nil {
-		*seen = make(map[string]int32, 2*len(v.Members))
-		for _, m := range v.Members {
+		*seen = make(map[string]int32, 2*len(members))
+		for _, m := range members {
 			(*seen)[m.Key] = keyLineOf(m)
 		}
 	}
@@ -351,7 +379,7 @@ func (p *jsonParser) str() (string, error) {
 				return "", p.errorf("invalid UTF-8 in a string")
 			}
 			p.pos = i + 1
-			return string(s), nil
+			return p.arena.text(s), nil
 		}
 		if c == '\\' {
 			break

@@ -72,13 +72,9 @@ func Load(fr FileReader, name string, opts LoadOptions) (*Document, error) {
 	if err != nil {
 		return nil, &errkind.InputError{Source: opts.Describe(name), Problem: "the spec must be a file inside the tool folder", Err: err}
 	}
-	data, err := readInput(fr, clean, opts)
+	root, err := loadRoot(fr, clean, opts)
 	if err != nil {
-		return nil, readError(opts.Describe(clean), "", err)
-	}
-	root, err := parseFile(clean, data, opts.Limits)
-	if err != nil {
-		return nil, inputFromParse(opts.Describe(clean), err)
+		return nil, err
 	}
 	doc := &Document{Root: root, File: clean, describe: opts.Describe, origins: map[string]origin{}}
 	if err := doc.checkOpenAPI(); err != nil {
@@ -92,6 +88,47 @@ func Load(fr FileReader, name string, opts LoadOptions) (*Document, error) {
 		return nil, err
 	}
 	return doc, nil
+}
+
+// loadRoot reads and parses the entry file: a YAML file from a stream when
+// fr can give one, anything else read whole.
+func loadRoot(fr FileReader, name string, opts LoadOptions) (*Value, error) {
+	if sr, ok := fr.(streamReader); ok && isYAMLName(name) {
+		r, err := sr.OpenStream(name, opts.Limits.withDefaults().MaxBytes)
+		if err != nil {
+			if tl := tooLargeInput(name, opts, err); tl != nil {
+				return nil, tl
+			}
+			return nil, readError(opts.Describe(name), "", err)
+		}
+		defer r.Close()
+		root, err := ParseYAMLReader(r, opts.Limits)
+		if tl := tooLargeInput(name, opts, err); tl != nil {
+			return nil, tl
+		}
+		if err != nil {
+			var pe *parseError
+			if !errors.As(err, &pe) || pe.err == nil {
+				return nil, inputFromParse(opts.Describe(name), err)
+			}
+			return nil, readError(opts.Describe(name), "", pe.err) // the file could not be read
+		}
+		return root, nil
+	}
+	data, err := readInput(fr, name, opts)
+	if err != nil {
+		return nil, readError(opts.Describe(name), "", err)
+	}
+	root, err := parseFile(name, data, opts.Limits)
+	if err != nil {
+		return nil, inputFromParse(opts.Describe(name), err)
+	}
+	return root, nil
+}
+
+func isYAMLName(name string) bool {
+	ext := strings.ToLower(path.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
 }
 
 // LoadBytes loads a self-contained document from memory (external

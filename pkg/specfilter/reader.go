@@ -3,6 +3,7 @@ package specfilter
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -111,12 +112,47 @@ func readInput(fr FileReader, name string, opts LoadOptions) ([]byte, error) {
 	if err == nil && int64(len(data)) > max {
 		err = &tooLargeError{size: int64(len(data)), max: max}
 	}
-	var tl *tooLargeError
-	if errors.As(err, &tl) {
-		return nil, &errkind.InputError{Source: opts.Describe(name), Problem: tl.Error(), Err: err,
-			Hint: opts.Offer.or("--max-size", "pass --max-size BYTES to raise the limit", "split the spec into files referenced with $ref (each file has the limit)")}
+	if err := tooLargeInput(name, opts, err); err != nil {
+		return nil, err
 	}
 	return data, err
+}
+
+// tooLargeInput turns a file over the input limit into the error that says
+// so (nil for any other error).
+func tooLargeInput(name string, opts LoadOptions, err error) error {
+	var tl *tooLargeError
+	if rl, ok := readlimit.IsTooLarge(err); ok {
+		tl = &tooLargeError{size: -1, max: rl.Limit}
+	} else if !errors.As(err, &tl) {
+		return nil
+	}
+	return &errkind.InputError{Source: opts.Describe(name), Problem: tl.Error(), Err: err,
+		Hint: opts.Offer.or("--max-size", "pass --max-size BYTES to raise the limit", "split the spec into files referenced with $ref (each file has the limit)")}
+}
+
+// streamReader is a FileReader that can also hand out a file as a stream,
+// refusing a regular file larger than max before reading it. Load parses a
+// YAML spec from the stream (the libyaml parser reads as it goes), so the
+// file is never held whole beside its tree.
+type streamReader interface {
+	OpenStream(name string, max int64) (io.ReadCloser, error)
+}
+
+// OpenStream opens name below the root for reading as a stream.
+func (d *DirReader) OpenStream(name string, max int64) (io.ReadCloser, error) {
+	if _, err := cleanName(name); err != nil {
+		return nil, err
+	}
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
+		f.Close()
+		return nil, &tooLargeError{size: st.Size(), max: max}
+	}
+	return f, nil
 }
 
 // Close releases the directory.

@@ -19,15 +19,16 @@ import (
 // maxReported bounds the validation problems listed in one error.
 const maxReported = 5
 
-// validate checks data (the filtered spec, or the whole input) with
-// kin-openapi and reports problems at their place in the input: the file,
-// the JSON pointer and the line. It returns the loaded document (validation
-// only reads it).
-func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error) {
-	// dome must not crash on a document kin-openapi cannot handle.
+// kinCheck loads data with kin-openapi (external references refused) and
+// validates it. It returns the loaded document when data is valid, else the
+// load error, or the validation problems, or what kin-openapi panicked with
+// (dome must not crash on a document kin-openapi cannot handle). It needs
+// nothing but the bytes, so a caller can run it after dropping the input
+// document, and place the problems in the input only when there are some.
+func kinCheck(data []byte) (kdoc *openapi3.T, loadErr error, problems []error, crash any) {
 	defer func() {
 		if r := recover(); r != nil {
-			kdoc, err = nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, r), Hint: f.opts.Offer.or("--no-validate", "pass --no-validate to skip validation, and report the document to dome's maintainers", "report the document to dome's maintainers")}
+			kdoc, loadErr, problems, crash = nil, nil, nil, r
 		}
 	}()
 	loader := openapi3.NewLoader()
@@ -35,16 +36,39 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 	loader.ReadFromURIFunc = func(*openapi3.Loader, *url.URL) ([]byte, error) {
 		return nil, errors.New("dome never reads external references while validating")
 	}
-	kdoc, err = loader.LoadFromData(data)
+	kdoc, err := loader.LoadFromData(data)
 	if err != nil {
-		return nil, &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, err), Err: err, Hint: f.validateHint()}
+		return nil, err, nil, nil
 	}
 	errs, perr := validateKin(context.Background(), kdoc)
 	if perr != nil {
-		panic(perr)
+		return nil, nil, nil, perr
 	}
-	if len(errs) == 0 {
+	if len(errs) > 0 {
+		return nil, nil, errs, nil
+	}
+	return kdoc, nil, nil, nil
+}
+
+// validate checks data (the filtered spec, or the whole input) with
+// kin-openapi and reports problems at their place in the input: the file,
+// the JSON pointer and the line. It returns the loaded document (validation
+// only reads it).
+func (f *filter) validate(data []byte, what string) (*openapi3.T, error) {
+	kdoc, loadErr, problems, crash := kinCheck(data)
+	if kdoc != nil {
 		return kdoc, nil
+	}
+	return nil, f.validationError(what, loadErr, problems, crash)
+}
+
+// validationError places kinCheck's findings in the input document.
+func (f *filter) validationError(what string, loadErr error, errs []error, crash any) error {
+	switch {
+	case crash != nil:
+		return &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("kin-openapi failed while validating %s: %v", what, crash), Hint: f.opts.Offer.or("--no-validate", "pass --no-validate to skip validation, and report the document to dome's maintainers", "report the document to dome's maintainers")}
+	case loadErr != nil:
+		return &errkind.InputError{Source: f.doc.describe(f.doc.File), Problem: fmt.Sprintf("%s is not a valid OpenAPI document: %v", what, loadErr), Err: loadErr, Hint: f.validateHint()}
 	}
 	var lines []string
 	var first *errkind.InputError
@@ -79,7 +103,7 @@ func (f *filter) validate(data []byte, what string) (kdoc *openapi3.T, err error
 	if n := len(errs) - 1; n > 0 {
 		first.Problem += fmt.Sprintf(" (and %d more: %s)", n, strings.Join(lines, "; "))
 	}
-	return nil, first
+	return first
 }
 
 func (f *filter) validateHint() string {
@@ -199,6 +223,7 @@ func (f *filter) refineExample(at Pointer, name string) Pointer {
 // doc.Validate does, minus those schemas) in the other. kin-openapi's
 // validation only reads the document (its pattern cache is a sync.Map).
 func validateKin(ctx context.Context, kdoc *openapi3.T) ([]error, any) {
+	defer stubReferencedSchemas(kdoc)()
 	opts := []openapi3.ValidationOption{openapi3.EnableMultiError()}
 	if kdoc.IsOpenAPI31OrLater() {
 		opts = append(opts, openapi3.IsOpenAPI31OrLater())
@@ -228,6 +253,9 @@ func validateKin(ctx context.Context, kdoc *openapi3.T) ([]error, any) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		if allSchemasValid(sctx, schemas, names) {
+			return
+		}
 		for _, n := range names {
 			err := openapi3.ValidateIdentifier(n)
 			if err == nil {
@@ -252,6 +280,26 @@ func validateKin(ctx context.Context, kdoc *openapi3.T) ([]error, any) {
 		return nil, mainPanic
 	}
 	return append(r.errs, errs...), nil
+}
+
+// allSchemasValid validates every component schema in one pass, each
+// schema once: kin-openapi's Schema.Validate starts a fresh record of the
+// schemas it visited at every call, so validating the components one by one
+// validates each again from every component that reaches it (on the Stripe
+// spec, whose schemas reference each other throughout, several times over).
+// One schema whose allOf lists them all shares that record. It says only
+// whether they are all valid (kin-openapi stops at the first problem): on
+// false, the caller validates them one by one to report each problem at its
+// component.
+func allSchemasValid(ctx context.Context, schemas openapi3.Schemas, names []string) bool {
+	all := &openapi3.Schema{AllOf: make(openapi3.SchemaRefs, 0, len(names))}
+	for _, n := range names {
+		if openapi3.ValidateIdentifier(n) != nil || schemas[n] == nil || schemas[n].Value == nil {
+			return false
+		}
+		all.AllOf = append(all.AllOf, schemas[n])
+	}
+	return all.Validate(ctx) == nil
 }
 
 // flatten splits kin-openapi's MultiErrors into single errors and keeps,

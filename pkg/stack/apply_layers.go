@@ -116,7 +116,7 @@ func newStacker(repo *gitstore.Repo, r *Run, opts ApplyOptions) (*stacker, error
 		return nil, err
 	}
 	opts.Author.When, opts.Committer.When = opts.CreatedAt, opts.CreatedAt
-	s := &stacker{repo: repo, r: r, opts: opts, store: patch.NewRepoStore(repo), cache: newProposalCache(repo, r.Layout, &r.State),
+	s := &stacker{repo: repo, r: r, opts: opts, store: patch.NewPackStore(repo), cache: newProposalCache(repo, r.Layout, &r.State),
 		threeWay: opts.ThreeWay || opts.Policy.Apply.ThreeWay, ref: IntegrationRef(r.Layout.RunID)}
 	if err := s.setHead(r.State.IntegrationHead); err != nil {
 		return nil, err
@@ -153,11 +153,19 @@ func ApplyPlan(repo *gitstore.Repo, r *Run, opts ApplyOptions) (*ApplyReport, er
 	}
 	r.DeferState()
 	rep, err := s.run()
+	if ferr := s.store.Flush(); err == nil {
+		err = ferr
+	}
 	if ferr := r.FlushState(); err == nil {
 		err = ferr
 	}
 	return rep, err
 }
+
+// layerBatch is how many layers' objects are written as one pack before
+// their refs move: one durable file pair for the batch instead of four
+// loose objects per layer.
+const layerBatch = 8
 
 func (s *stacker) run() (*ApplyReport, error) {
 	st := &s.r.State
@@ -211,11 +219,43 @@ func (s *stacker) run() (*ApplyReport, error) {
 			rep.Applied = append(rep.Applied, out)
 			progress(out.ProposalID, "applied")
 		})
+		// Layers go to the writer in batches, their objects made durable
+		// (one pack) before any of their refs moves.
+		var batch []pendingLayer
+		var flushErr error
+		send := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			if flushErr = s.store.Flush(); flushErr != nil {
+				return false
+			}
+			for _, pl := range batch {
+				if !w.push(pl) {
+					return false
+				}
+			}
+			batch = batch[:0]
+			return true
+		}
+		// finish hands over the layers computed so far (they are sound),
+		// waits for the writer and returns err unless writing failed.
+		finish := func(err error) (*ApplyReport, error) {
+			if flushErr == nil {
+				send()
+			}
+			if cerr := w.close(); cerr != nil {
+				return rep, cerr
+			}
+			if flushErr != nil {
+				return rep, flushErr
+			}
+			return rep, err
+		}
 		for _, lp := range lps {
 			res, conflicts, err := s.tryOn(lp, tipTree, patch.PartialNone)
 			if err != nil {
-				w.close()
-				return rep, err
+				return finish(err)
 			}
 			if conflicts != nil {
 				failed = append(failed, failedAttempt{lp: lp, parent: tipHead, conflicts: conflicts, files: res.Files})
@@ -223,16 +263,16 @@ func (s *stacker) run() (*ApplyReport, error) {
 			}
 			pl, err := s.checkpoint(lp, res, tipHead, ci)
 			if err != nil {
-				w.close()
-				return rep, err
+				return finish(err)
 			}
-			if !w.push(pl) {
-				break // the writer failed; close says why
-			}
+			batch = append(batch, pl)
 			tipHead, tipTree = pl.commit, pl.tree
 			moved = true
+			if len(batch) == layerBatch && !send() {
+				break // the writer failed; close says why
+			}
 		}
-		if err := w.close(); err != nil {
+		if _, err := finish(nil); err != nil {
 			return rep, err
 		}
 		if len(failed) == 0 {
@@ -385,7 +425,7 @@ func (s *stacker) checkpoint(lp *loadedProposal, res *patch.Result, parent gitst
 		}
 	}
 	ci.ProposalID, ci.DiffDigest, ci.ParentProposalID = q.ProposalID, q.DiffDigest, q.DerivedFrom
-	commit, err := WriteCheckpoint(s.repo, parent, tree, ci, "", s.opts.Author, s.opts.Committer)
+	commit, err := WriteCheckpoint(s.store.Pack, parent, tree, ci, "", s.opts.Author, s.opts.Committer)
 	if err != nil {
 		return pendingLayer{}, err
 	}
@@ -397,6 +437,9 @@ func (s *stacker) checkpoint(lp *loadedProposal, res *patch.Result, parent gitst
 func (s *stacker) layer(lp *loadedProposal, res *patch.Result) (AppliedOutcome, error) {
 	pl, err := s.checkpoint(lp, res, s.head, CheckpointInfo{RunID: s.r.Layout.RunID, WaveID: s.r.State.WaveID})
 	if err != nil {
+		return AppliedOutcome{}, err
+	}
+	if err := s.store.Flush(); err != nil {
 		return AppliedOutcome{}, err
 	}
 	return s.commitLayer(pl)

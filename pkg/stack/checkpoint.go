@@ -85,9 +85,14 @@ func ParseCheckpoint(msg string) (CheckpointInfo, bool) {
 	return ci, ci.RunID != "" && ci.ProposalID != ""
 }
 
+// CommitWriter stores commits: a repository, or a pack being written.
+type CommitWriter interface {
+	WriteCommit(gitstore.CommitSpec) (gitstore.Hash, error)
+}
+
 // WriteCheckpoint stores the checkpoint commit of tree on parent.
-func WriteCheckpoint(repo *gitstore.Repo, parent, tree gitstore.Hash, ci CheckpointInfo, subject string, author, committer gitstore.Signature) (gitstore.Hash, error) {
-	return repo.WriteCommit(gitstore.CommitSpec{Tree: tree, Parents: []gitstore.Hash{parent}, Author: author, Committer: committer,
+func WriteCheckpoint(w CommitWriter, parent, tree gitstore.Hash, ci CheckpointInfo, subject string, author, committer gitstore.Signature) (gitstore.Hash, error) {
+	return w.WriteCommit(gitstore.CommitSpec{Tree: tree, Parents: []gitstore.Hash{parent}, Author: author, Committer: committer,
 		Message: CheckpointMessage(ci, subject)})
 }
 

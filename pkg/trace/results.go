@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -37,7 +36,20 @@ const (
 	OutcomeCompiled   = "compiled" // a schema trace compiled itself
 )
 
-var commitRE = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+// isCommitID reports whether s is a full commit id: 40 (SHA-1) or 64
+// (SHA-256) lower-case hex digits. (A regular expression compiled at
+// package init cost every dome command 29 KB and ~50 µs before main.)
+func isCommitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Header is the first line of a results file: the commit the tests ran at.
 type Header struct {
@@ -188,7 +200,7 @@ func (res *Results) line(line []byte) error {
 		if err := dec.Decode(&h); err != nil || h.Kind != ResultsKind {
 			return res.lineErr(1, "not a results header: the first line must name the commit the tests ran at", headerHint)
 		}
-		if !commitRE.MatchString(h.Commit) {
+		if !isCommitID(h.Commit) {
 			return res.lineErr(1, fmt.Sprintf("header commit %q is not a full commit id", truncate(h.Commit, 80)), headerHint)
 		}
 		if dec.More() {

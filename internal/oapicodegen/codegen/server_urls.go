@@ -2,7 +2,6 @@ package codegen
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ const serverURLSuffixIterations = 10
 // matching `{[^/{}]+}` as a placeholder candidate. The character class
 // excludes `/` so we don't accidentally span path segments, and `{`/`}`
 // so nested braces (which the spec doesn't define anyway) don't merge.
-var serverURLPlaceholderRE = regexp.MustCompile(`\{([^/{}]+)\}`)
+var serverURLPlaceholderRE = newLazyRegexp(`\{([^/{}]+)\}`)
 
 // urlPlaceholders returns the set of variable names referenced as
 // `{name}` placeholders in a Server URL template, deduplicated.

@@ -31,7 +31,7 @@ import (
 )
 
 var (
-	pathParamRE    *regexp.Regexp
+	pathParamRE    = newLazyRegexp(`{[.;?]?([^{}*]+)\*?}`)
 	predeclaredSet map[string]struct{}
 	separatorSet   map[rune]struct{}
 	nameNormalizer NameNormalizer = ToCamelCase
@@ -99,8 +99,6 @@ var NameNormalizers = NameNormalizerMap{
 }
 
 func init() {
-	pathParamRE = regexp.MustCompile(`{[.;?]?([^{}*]+)\*?}`)
-
 	predeclaredIdentifiers := []string{
 		// Types
 		"bool",
@@ -292,7 +290,7 @@ func ToCamelCaseWithInitialisms(s string) string {
 	return strings.Join(parts, "")
 }
 
-var camelCaseMatchParts = regexp.MustCompile(`[\p{Lu}\d]+([\p{Ll}\d]+|$)`)
+var camelCaseMatchParts = newLazyRegexp(`[\p{Lu}\d]+([\p{Ll}\d]+|$)`)
 
 var initialismsList = []string{
 	"ACL", "API", "ASCII", "CPU", "CSS", "DNS", "EOF", "GUID", "HTML", "HTTP", "HTTPS", "ID", "IP", "JSON",

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"go/token"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -168,7 +167,7 @@ func (v *specValidator) checkGoType(value, what string) {
 
 // responseKeyRE matches the response keys OpenAPI allows: a status code, a
 // range such as 2XX, or default.
-var responseKeyRE = regexp.MustCompile(`^(default|[1-5]XX|[1-9][0-9][0-9])$`)
+var responseKeyRE = newLazyRegexp(`^(default|[1-5]XX|[1-9][0-9][0-9])$`)
 
 // checkResponseKey validates a key of an operation's responses map. The key is
 // copied into the generated code as part of type names and, for the client, as

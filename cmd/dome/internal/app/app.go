@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -63,7 +64,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 // Run runs dome in env.
 func Run(ctx context.Context, env *Env, args []string) int {
-	a := newApp(env)
+	a := newAppFor(env, args)
 	if helpWanted(a, args) {
 		loadHelpAs(a.Commands, terminalHelp)
 	}
@@ -79,7 +80,70 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func newApp(env *Env) *cli.App {
+// newApp is the app with the whole command tree.
+func newApp(env *Env) *cli.App { return appWith(env, commands(env)) }
+
+// newAppFor is the app for one run: only the top-level command that args
+// name is built (the others are bare names urfave never runs), since
+// building the whole tree, some 150 commands with their flags, cost every
+// start about 0.4 ms (bench/startup). Help, completion, a command line
+// naming no command (the app's help) and anything unusual get the whole
+// tree.
+func newAppFor(env *Env, args []string) *cli.App {
+	name, ok := namedCommand(args)
+	if !ok {
+		return newApp(env)
+	}
+	var cmds []*cli.Command
+	for _, t := range topLevel() {
+		if t.name == name {
+			c := t.build(env)
+			wireCommand(c, "dome "+c.Name)
+			cmds = append(cmds, c)
+		} else {
+			cmds = append(cmds, &cli.Command{Name: t.name, Hidden: true})
+		}
+	}
+	return appWith(env, cmds)
+}
+
+// namedCommand finds the top-level command args name ("" for none, when
+// they only ask for the version); ok is false when the run needs the whole
+// tree.
+func namedCommand(args []string) (name string, ok bool) {
+	version := false
+	for i := 1; i < len(args); i++ {
+		arg := args[i]
+		switch arg {
+		case "--version", "-version", "-v", "--v":
+			version = true
+			continue
+		case "--" + flagJSON, "-" + flagJSON, "--" + flagQuiet, "-" + flagQuiet, "-q", "--q":
+			continue
+		case "--" + flagRepo, "-" + flagRepo:
+			i++ // its value
+			continue
+		}
+		if strings.HasPrefix(arg, "--"+flagRepo+"=") || strings.HasPrefix(arg, "-"+flagRepo+"=") {
+			continue
+		}
+		if strings.HasPrefix(arg, "-") {
+			return "", false // help, or a flag urfave is to refuse
+		}
+		if arg == "help" || arg == "completion" {
+			return "", false
+		}
+		for _, t := range topLevel() {
+			if t.name == arg {
+				return arg, true
+			}
+		}
+		return "", false // an unknown command: urfave lists them all
+	}
+	return "", version
+}
+
+func appWith(env *Env, cmds []*cli.Command) *cli.App {
 	a := &cli.App{
 		Name:                 "dome",
 		Usage:                "turn a git repository into a trustworthy tool registry",
@@ -95,7 +159,7 @@ func newApp(env *Env) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError{&errkind.InputError{Problem: flagProblem(err), Hint: helpHint("dome")}}
 		},
-		Commands: commands(env),
+		Commands: cmds,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("unknown command %q", c.Args().First())
@@ -106,37 +170,52 @@ func newApp(env *Env) *cli.App {
 	return a
 }
 
-// commands is the whole command tree, one constructor per file.
+// topCommand is a top-level command: its name and its constructor.
+type topCommand struct {
+	name  string
+	build func(*Env) *cli.Command
+}
+
+// topLevel lists the top-level commands in the order of the help, one
+// constructor per file (TestTopLevelNames keeps each name its command's).
+func topLevel() []topCommand {
+	return []topCommand{
+		{"resolve", newResolveCommand},
+		{"registry", newRegistryCommand},
+		{"spec", newSpecCommand},
+		{"gen", newGenCommand},
+		{"manifest", newManifestCommand},
+		{"contract-test", newContractTestCommand},
+		{"release", newReleaseCommand},
+		{"patch", newPatchCommand},
+		{"canon", newCanonCommand},
+		{"digest", newDigestCommand},
+		{"keygen", newKeygenCommand},
+		{"sign", newSignCommand},
+		{"verify", newVerifyCommand},
+		{"serve", newServeCommand},
+		{"agent", newAgentCommand},
+		{"contract", newContractCommand},
+		{"action", newActionCommand},
+		{"stack", newStackCommand},
+		{"run", newRunCommand},
+		{"sandbox", newSandboxCommand},
+		{"trace", newTraceCommand},
+		{"help", newHelpCommand},
+		{"completion", newCompletionCommand},
+		{"version", newVersionCommand},
+		{"grant", newGrantCommand},
+		{"spawn", newSpawnCommand},
+		{"workflow", newWorkflowCommand},
+		{"worker", newWorkerCommand},
+	}
+}
+
+// commands is the whole command tree.
 func commands(env *Env) []*cli.Command {
-	cmds := []*cli.Command{
-		newResolveCommand(env),
-		newRegistryCommand(env),
-		newSpecCommand(env),
-		newGenCommand(env),
-		newManifestCommand(env),
-		newContractTestCommand(env),
-		newReleaseCommand(env),
-		newPatchCommand(env),
-		newCanonCommand(env),
-		newDigestCommand(env),
-		newKeygenCommand(env),
-		newSignCommand(env),
-		newVerifyCommand(env),
-		newServeCommand(env),
-		newAgentCommand(env),
-		newContractCommand(env),
-		newActionCommand(env),
-		newStackCommand(env),
-		newRunCommand(env),
-		newSandboxCommand(env),
-		newTraceCommand(env),
-		newHelpCommand(env),
-		newCompletionCommand(env),
-		newVersionCommand(env),
-		newGrantCommand(env),
-		newSpawnCommand(env),
-		newWorkflowCommand(env),
-		newWorkerCommand(env),
+	var cmds []*cli.Command
+	for _, t := range topLevel() {
+		cmds = append(cmds, t.build(env))
 	}
 	wireUsage(cmds, "dome") // usage.go: flag errors, required flags, unknown commands, stray arguments
 	return cmds

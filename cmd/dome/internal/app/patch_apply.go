@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -36,6 +37,12 @@ func newPatchApplyCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "m", Aliases: []string{"message"}, Usage: "commit message `MSG` (default: the patch's own subject and body)"},
 		)...),
 		Action: func(c *cli.Context) error {
+			// A series makes garbage at the pace of its patches' files:
+			// dome's default GOGC=400 (app.go) would let the heap grow to
+			// five times what is live.
+			if env.Getenv("GOGC") == "" {
+				defer debug.SetGCPercent(debug.SetGCPercent(100))
+			}
 			repo, err := openRepo(c.Context, env, c)
 			if err != nil {
 				return err
@@ -49,6 +56,11 @@ func newPatchApplyCommand(env *Env) *cli.Command {
 		},
 		Description: help("patch_apply"),
 	}
+}
+
+// commitWriter stores a commit: a repository, or a pack being written.
+type commitWriter interface {
+	WriteCommit(gitstore.CommitSpec) (gitstore.Hash, error)
 }
 
 type patchApplyResult struct {
@@ -68,7 +80,11 @@ type patchApplyOutput struct {
 	Worktrees []string `json:"worktrees,omitempty"`
 }
 
-func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchApplyOptions) error {
+// patchPackLimit bounds the new objects patch apply holds in memory before
+// it writes them out as a pack.
+const patchPackLimit = 16 << 20
+
+func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchApplyOptions) (err error) {
 	if opts.WriteConflicts && !opts.ThreeWay {
 		return usagef("--write-conflicts needs --three-way")
 	}
@@ -117,11 +133,21 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 		return &errkind.InputError{Source: "--commit", Field: ref, Problem: fmt.Sprintf("%s is at %s; committing onto --base %s would rewrite it", ref, oldRef.Short(), baseCommit.Short()),
 			Hint: "omit --base to build on the ref, or commit onto a new ref"}
 	}
-	store := patch.NewRepoStore(repo)
+	// New objects go into one pack, written before the ref moves, before a
+	// conflict is reported (its tree is printed) and on any other way out.
+	store := patch.NewPackStore(repo)
+	defer func() {
+		if ferr := store.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
 	out := patchApplyOutput{Base: baseCommit.String(), Ref: ref, Results: []patchApplyResult{}}
 	cur, parent := patch.OID(baseTree), baseCommit
 	var failure error
-	for _, p := range ps {
+	for i, p := range ps {
+		// The parsed patch is dropped once applied: memory follows the
+		// patches still to apply plus the pack being written, not both whole.
+		ps[i] = sourcedPatch{}
 		res, err := patch.Apply(store, cur, p.Patch, patch.Options{ThreeWay: opts.ThreeWay, WriteConflicts: opts.WriteConflicts, Fuzz: opts.Fuzz})
 		r := patchApplyResult{Source: p.Source, Subject: p.Header.Subject, Files: res.Files, Conflicts: res.Conflicts}
 		var ce *patch.ConflictError
@@ -150,7 +176,7 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 		}
 		cur = tree
 		if ref != "" {
-			c, err := commitPatch(env, repo, p, opts.Message, tree, parent)
+			c, err := commitPatch(env, store.Pack, p, opts.Message, tree, parent)
 			if err != nil {
 				return err
 			}
@@ -158,6 +184,11 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 			r.Commit = c.String()
 		}
 		out.Results = append(out.Results, r)
+		if store.Pack.Pending() > patchPackLimit {
+			if err := store.Flush(); err != nil {
+				return err
+			}
+		}
 		if !opts.JSON {
 			if r.Commit != "" {
 				fmt.Fprintf(env.Stdout, "%s %s\n", r.Tree, r.Commit)
@@ -165,6 +196,9 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 				fmt.Fprintln(env.Stdout, r.Tree)
 			}
 		}
+	}
+	if err := store.Flush(); err != nil {
+		return err
 	}
 	if failure == nil && ref != "" {
 		// A branch checked out in a worktree moves with its clean worktree,
@@ -198,7 +232,7 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 	return failure
 }
 
-func commitPatch(env *Env, repo *gitstore.Repo, p sourcedPatch, message string, tree patch.OID, parent gitstore.Hash) (gitstore.Hash, error) {
+func commitPatch(env *Env, w commitWriter, p sourcedPatch, message string, tree patch.OID, parent gitstore.Hash) (gitstore.Hash, error) {
 	def, err := signature(env, "AUTHOR", "", "", "")
 	if err != nil {
 		return gitstore.ZeroHash, err
@@ -217,7 +251,7 @@ func commitPatch(env *Env, repo *gitstore.Repo, p sourcedPatch, message string, 
 			spec.Message += "\n"
 		}
 	}
-	c, err := repo.WriteCommit(spec)
+	c, err := w.WriteCommit(spec)
 	if err != nil {
 		return gitstore.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}

@@ -58,7 +58,6 @@ func patchApplyFlags() []cli.Flag {
 // sourcedPatch is one patch (one message) read from one input.
 type sourcedPatch struct {
 	Source string
-	Raw    []byte
 	*patch.Patch
 }
 
@@ -109,7 +108,7 @@ func readPatches(env *Env, names []string, strip int, max int64) ([]sourcedPatch
 			return nil, err
 		}
 		for _, p := range ps {
-			out = append(out, sourcedPatch{Source: src, Raw: data, Patch: p})
+			out = append(out, sourcedPatch{Source: src, Patch: p})
 		}
 	}
 	return out, nil

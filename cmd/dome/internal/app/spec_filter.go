@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -27,6 +28,7 @@ type specFilterOptions struct {
 	Quiet   bool
 	Filter  specfilter.Options
 	Load    specfilter.LoadOptions
+	gc      *filterGC
 }
 
 // specFilterOffer are the flags of spec filter that error hints may suggest.
@@ -89,13 +91,14 @@ func newSpecFilterCommand(env *Env) *cli.Command {
 			case opts.Spec == "" && opts.Root != "":
 				return usagef("--root goes with --spec")
 			}
-			// The filter holds the whole input tree while it builds the output:
-			// dome's default GOGC=400 (app.go) doubles its peak memory for ~2%
-			// of wall time on the Stripe spec (bench/filter: 179 MB vs 110 MB at
-			// 200). The user's GOGC still wins.
-			if env.Getenv("GOGC") == "" {
-				defer debug.SetGCPercent(debug.SetGCPercent(200))
+			size := int64(0)
+			if opts.Spec != "" {
+				if st, err := os.Stat(opts.abs(env, opts.Spec)); err == nil && st.Mode().IsRegular() {
+					size = st.Size()
+				}
 			}
+			opts.gc = newFilterGC(env, size)
+			defer opts.gc.restore()
 			if opts.Spec != "" {
 				return runSpecFilterLocal(env, opts)
 			}
@@ -107,6 +110,58 @@ func newSpecFilterCommand(env *Env) *cli.Command {
 			return runSpecFilterRegistry(c.Context, env, reg, opts)
 		},
 		Description: help("spec_filter"),
+	}
+}
+
+// filterGC tunes the collector for a filter of an input of size bytes (0:
+// unknown), in two phases. dome's default GOGC=400 (app.go) would let the
+// heap grow to five times what is live. While the input's tree is held
+// (parse and filter): GOGC=100 and a soft memory limit of 10x the input, less
+// the ~18 MiB that the binary's mapped code and the runtime take, which keeps
+// the whole process under ten times the input (bench/filter); the limit never
+// goes below 3.5x the input plus 8 MiB, above the tree of an ordinary spec
+// (2-3x its size), so that the collector does not run constantly on an
+// unusually dense one. While validating (the tree dropped): kin-openapi's
+// load of the output makes about 50 times the output's size in garbage for a
+// small model, so GOGC=25 and no limit, under which the memory freed by the
+// first phase is reused instead of returned and faulted in again. GOGC or
+// GOMEMLIMIT in the environment wins.
+type filterGC struct {
+	percent, limit bool
+	oldPercent     int
+	oldLimit       int64
+}
+
+func newFilterGC(env *Env, size int64) *filterGC {
+	g := &filterGC{}
+	if env.Getenv("GOGC") == "" {
+		g.percent, g.oldPercent = true, debug.SetGCPercent(100)
+	}
+	if env.Getenv("GOMEMLIMIT") == "" && size > 0 {
+		g.limit, g.oldLimit = true, debug.SetMemoryLimit(max(10*size-18<<20, size*7/2+8<<20))
+	}
+	return g
+}
+
+// validating switches to the second phase.
+func (g *filterGC) validating() {
+	if g == nil {
+		return
+	}
+	if g.percent {
+		debug.SetGCPercent(25)
+	}
+	if g.limit {
+		debug.SetMemoryLimit(g.oldLimit)
+	}
+}
+
+func (g *filterGC) restore() {
+	if g.percent {
+		debug.SetGCPercent(g.oldPercent)
+	}
+	if g.limit {
+		debug.SetMemoryLimit(g.oldLimit)
 	}
 }
 
@@ -141,7 +196,8 @@ func runSpecFilterLocal(env *Env, opts specFilterOptions) error {
 	}
 	lo := opts.Load
 	lo.Describe = describe
-	doc, err := specfilter.Load(fr, filepath.ToSlash(rel), lo)
+	load := func() (*specfilter.Document, error) { return specfilter.Load(fr, filepath.ToSlash(rel), lo) }
+	doc, err := load()
 	if err != nil {
 		return err
 	}
@@ -149,7 +205,7 @@ func runSpecFilterLocal(env *Env, opts specFilterOptions) error {
 	if err != nil {
 		return err
 	}
-	return filterAndReport(env, opts, doc, p)
+	return filterAndReport(env, opts, doc, load, p)
 }
 
 func relTo(base, p string) string {
@@ -209,11 +265,12 @@ func runSpecFilterRegistry(ctx context.Context, env *Env, reg *registry.Registry
 	files := reg.Files(t)
 	lo := opts.Load
 	lo.Describe = files.Describe
-	doc, err := specfilter.Load(files, t.Tool.Spec, lo)
+	load := func() (*specfilter.Document, error) { return specfilter.Load(files, t.Tool.Spec, lo) }
+	doc, err := load()
 	if err != nil {
 		return err
 	}
-	return filterAndReport(env, opts, doc, p)
+	return filterAndReport(env, opts, doc, load, p)
 }
 
 // specFilterResult is the --json output when the spec goes to --out.
@@ -226,9 +283,21 @@ type specFilterResult struct {
 	Explain    *specfilter.Explain    `json:"explain,omitempty"`
 }
 
-func filterAndReport(env *Env, opts specFilterOptions, doc *specfilter.Document, p *specfilter.Profile) error {
-	res, err := specfilter.Apply(doc, p, opts.Filter)
+// filterAndReport filters doc, drops it, then validates the output (doc,
+// the input's tree, is most of the memory; validation needs only the
+// output, and load reads the input again to place its problems).
+func filterAndReport(env *Env, opts specFilterOptions, doc *specfilter.Document, load func() (*specfilter.Document, error), p *specfilter.Profile) error {
+	fo := opts.Filter
+	fo.DeferValidation = true
+	fo.Verdicts = verdictCache(env)
+	res, err := specfilter.Apply(doc, p, fo)
 	if err != nil {
+		return err
+	}
+	// doc is not used past Apply: the collector can free the input's tree
+	// before kin-openapi loads the output.
+	opts.gc.validating()
+	if err := res.Validate(load); err != nil {
 		return err
 	}
 	if opts.Out == "" {
