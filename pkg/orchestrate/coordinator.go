@@ -78,11 +78,13 @@ type Config struct {
 
 // Progress is one thing that happened, for people watching.
 type Progress struct {
-	Kind   string `json:"kind"` // dispatched, running, completed, integrated, wave, validated, stopped, resumed
-	WaveID string `json:"wave_id,omitempty"`
-	TaskID string `json:"task_id,omitempty"`
-	NodeID string `json:"node_id,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Kind            string `json:"kind"` // dispatched, running, completed, integrated, wave, validated, stopped, resumed
+	WaveID          string `json:"wave_id,omitempty"`
+	TaskID          string `json:"task_id,omitempty"`
+	NodeID          string `json:"node_id,omitempty"`
+	NodeExecutionID string `json:"node_execution_id,omitempty"` // "running": the attempt's, for its task.progress event
+	Attempt         int    `json:"attempt,omitempty"`
+	Detail          string `json:"detail,omitempty"`
 }
 
 // Outcome is how Start ended.

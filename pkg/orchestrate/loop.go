@@ -86,7 +86,7 @@ func (c *coordinator) loop(ctx context.Context) (StoppedPayload, error) {
 			}
 		case p := <-c.progress:
 			if err := c.record(stack.TopicTaskProgress, stack.TaskPayload{TaskID: p.TaskID, WaveID: p.WaveID, NodeID: p.NodeID,
-				Detail: p.Detail}); err != nil {
+				NodeExecutionID: p.NodeExecutionID, Attempt: p.Attempt, WorkerID: WorkerID(p.TaskID), Detail: p.Detail}); err != nil {
 				return StoppedPayload{}, err
 			}
 			c.tell(p)
@@ -335,7 +335,7 @@ func (c *coordinator) launch(job Job, at *attempt) {
 		defer cancel()
 		res := c.disp.Run(ctx, job, func() {
 			c.progress <- Progress{Kind: "running", WaveID: job.Attempt.WaveID, TaskID: job.Attempt.TaskID, NodeID: job.Attempt.NodeID,
-				Detail: "running (" + c.cfg.SandboxInfo.Kind + ")"}
+				NodeExecutionID: job.Attempt.NodeExecutionID, Attempt: at.attempt, Detail: "running (" + c.cfg.SandboxInfo.Kind + ")"}
 		})
 		c.results <- attemptResult{execID: job.Attempt.NodeExecutionID, res: res}
 	}()
@@ -629,7 +629,7 @@ func (c *coordinator) ack(taskID string) error {
 		return err
 	}
 	if err := c.record(stack.TopicTaskAck, stack.TaskPayload{TaskID: taskID, WaveID: t.WaveID, NodeID: t.NodeID, NodeExecutionID: t.NodeExecutionID,
-		Attempt: t.Attempt, Reason: cd.Outcome.Reason, Data: mustJSON(AckData{Result: rel, Digest: digest})}); err != nil {
+		Attempt: t.Attempt, WorkerID: WorkerID(taskID), Reason: cd.Outcome.Reason, Data: mustJSON(AckData{Result: rel, Digest: digest})}); err != nil {
 		return err
 	}
 	return nil
