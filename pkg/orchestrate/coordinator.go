@@ -519,10 +519,41 @@ func (c *coordinator) session(resumed bool) error {
 				}
 			}}
 	}
+	if b, ok := c.disp.(Binder); ok {
+		if err := b.Bind(c.dispatchEnv()); err != nil {
+			return err
+		}
+	}
 	if resumed {
 		return c.recover()
 	}
 	return nil
+}
+
+// dispatchEnv is what a dispatcher that runs attempts elsewhere gets.
+func (c *coordinator) dispatchEnv() DispatchEnv {
+	var ttl int64
+	for _, d := range c.derived {
+		if d != nil && d.TTLSeconds > ttl {
+			ttl = d.TTLSeconds
+		}
+	}
+	return DispatchEnv{RunID: c.cfg.RunID, Repo: c.cfg.Repo, Gateway: c.gw, Key: c.key, Now: c.cfg.Now, MaxTTL: time.Duration(ttl) * time.Second,
+		Record: func(topic string, payload any) error { return c.sr.Record(topic, c.cfg.Now(), payload) },
+		Events: c.events,
+		Revoke: func(jti string, until time.Time, reason string) {
+			now := c.cfg.Now()
+			if until.After(now) {
+				c.store.Revoke(context.Background(), grant.Revocation{Issuer: "dome-run:" + c.cfg.RunID, Kind: grant.RevokeJTI, Value: jti,
+					Reason: reason, Until: until, RevokedAt: now})
+			}
+		},
+		OnFlood: func(id string) {
+			select {
+			case c.flooded <- id:
+			default:
+			}
+		}}
 }
 
 // makeWorkDir makes the session's folder for the local dispatcher's

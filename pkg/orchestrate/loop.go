@@ -333,9 +333,13 @@ func (c *coordinator) launch(job Job, at *attempt) {
 	}
 	go func() {
 		defer cancel()
-		res := c.disp.Run(ctx, job, func() {
+		res := c.disp.Run(ctx, job, func(where string) {
+			detail := "running (" + c.cfg.SandboxInfo.Kind + ")"
+			if where != "" {
+				detail = "running " + where
+			}
 			c.progress <- Progress{Kind: "running", WaveID: job.Attempt.WaveID, TaskID: job.Attempt.TaskID, NodeID: job.Attempt.NodeID,
-				Detail: "running (" + c.cfg.SandboxInfo.Kind + ")"}
+				Detail: detail}
 		})
 		c.results <- attemptResult{execID: job.Attempt.NodeExecutionID, res: res}
 	}()
@@ -398,7 +402,13 @@ func (c *coordinator) complete(r attemptResult) error {
 		return err
 	}
 	c.tell(Progress{Kind: "completed", WaveID: at.a.WaveID, TaskID: at.a.TaskID, NodeID: at.a.NodeID, Detail: outcome.Status + " (" + outcome.Reason + ")" + detailSuffix(data.Detail)})
-	return c.ack(at.a.TaskID)
+	if err := c.ack(at.a.TaskID); err != nil {
+		return err
+	}
+	if a, ok := c.disp.(Acker); ok {
+		a.Acked(r.execID)
+	}
+	return nil
 }
 
 func detailSuffix(d string) string {
