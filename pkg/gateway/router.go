@@ -125,7 +125,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// No session: the attempt ended. Say why as the grant's checks would.
 	p := g.Payload
 	now := r.g.cfg.Now()
-	_, err = r.g.cfg.Verifier.Verify(req.Context(), tok, grant.Request{Audience: r.g.cfg.Audience, RunID: r.g.cfg.Run.ID(), WaveID: p.WaveID,
+	_, err = r.g.cfg.Verifier.Identify(req.Context(), tok, grant.Request{Audience: r.g.cfg.Audience, RunID: r.g.cfg.Run.ID(), WaveID: p.WaveID,
 		WorkerID: p.WorkerID, NodeExecutionID: execID, Now: now})
 	var ae *apiError
 	if err != nil {

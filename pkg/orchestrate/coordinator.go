@@ -498,7 +498,7 @@ func (c *coordinator) session(resumed bool) error {
 		}
 		dome := c.cfg.DomeBinary
 		if dome != "" && !c.cfg.Sandbox.Unconfined() {
-			if dome, err = copyBinary(dome, filepath.Join(c.tmp, "dome")); err != nil {
+			if dome, err = CopyBinary(dome, filepath.Join(c.tmp, "dome")); err != nil {
 				return fmt.Errorf("the dome binary for the workers: %w", err)
 			}
 		}
@@ -620,9 +620,9 @@ func scratchParent() string {
 	return os.TempDir()
 }
 
-// copyBinary gives the workers their own copy of dome where the sandbox
+// CopyBinary gives the workers their own copy of dome where the sandbox
 // user can read it (a hard link when the file system allows).
-func copyBinary(src, dst string) (string, error) {
+func CopyBinary(src, dst string) (string, error) {
 	os.Remove(dst)
 	if err := os.Link(src, dst); err != nil {
 		in, err := os.Open(src)

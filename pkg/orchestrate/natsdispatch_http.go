@@ -102,7 +102,7 @@ func (n *NATS) authorize(w http.ResponseWriter, req *http.Request) (*remote, str
 		return nil, "", false
 	}
 	a := r.job.Attempt
-	if _, err := v.Verify(req.Context(), tok, grant.Request{Audience: gateway.DefaultAudience, RunID: a.RunID, WaveID: a.WaveID, WorkerID: a.WorkerID,
+	if _, err := v.Identify(req.Context(), tok, grant.Request{Audience: gateway.DefaultAudience, RunID: a.RunID, WaveID: a.WaveID, WorkerID: a.WorkerID,
 		NodeExecutionID: a.NodeExecutionID, Now: n.env.Now()}); err != nil {
 		st, code, reason, msg := gateway.GrantRefusal(err)
 		gateway.WriteError(w, st, code, reason, msg, false)
