@@ -542,6 +542,9 @@ func (c *coordinator) dispatchEnv() DispatchEnv {
 		Record: func(topic string, payload any) error { return c.sr.Record(topic, c.cfg.Now(), payload) },
 		Events: c.events,
 		Revoke: func(jti string, until time.Time, reason string) {
+			// A verifier accepts a grant up to its clock skew past its
+			// expiry: the revocation outlives that.
+			until = until.Add(grant.MaxClockSkewSeconds * time.Second)
 			now := c.cfg.Now()
 			if until.After(now) {
 				c.store.Revoke(context.Background(), grant.Revocation{Issuer: "dome-run:" + c.cfg.RunID, Kind: grant.RevokeJTI, Value: jti,

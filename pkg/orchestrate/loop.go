@@ -684,6 +684,9 @@ func (c *coordinator) recover() error {
 	for _, t := range lost {
 		if t.Grant != nil {
 			exp, _ := time.Parse(time.RFC3339, t.Grant.ExpiresAt)
+			// A verifier accepts a grant up to its clock skew past its
+			// expiry: the revocation outlives that.
+			exp = exp.Add(grant.MaxClockSkewSeconds * time.Second)
 			now := c.cfg.Now()
 			if exp.After(now) {
 				c.store.Revoke(context.Background(), grant.Revocation{Issuer: "dome-run:" + c.cfg.RunID, Kind: grant.RevokeJTI, Value: t.Grant.JTI,
