@@ -34,7 +34,7 @@ const TopicDeadLetter = "run.dispatch.dead_letter"
 // where the coordinator read it.
 type DeadLetterPayload struct {
 	jobwire.DeadLetter
-	DeadSequence uint64 `json:"dead_sequence"` // the record's sequence in the dead-letter stream
+	DeadSequence uint64 `json:"dead_sequence"`   // the record's sequence in the dead-letter stream
 	Ended        string `json:"ended,omitempty"` // the attempt the refusal ended (its task id)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/orchestrate"
+	"github.com/dome-registry/dome/pkg/otelexport"
 	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/runspec"
@@ -97,6 +98,16 @@ func runStart(c *cli.Context, env *Env) error {
 	}
 	if err != nil {
 		return err
+	}
+	// With an OpenTelemetry endpoint configured, the run's trace goes
+	// there once it stopped (derived from the ledger; a failed export
+	// is a warning: the ledger holds everything).
+	if endpoint, err := otelexport.TracesURL(env.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), env.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); err != nil {
+		fmt.Fprintf(env.Stderr, "dome: warning: no OpenTelemetry export: %v\n", err)
+	} else if endpoint != "" {
+		if _, err := exportOtel(c.Context, l, endpoint); err != nil {
+			fmt.Fprintf(env.Stderr, "dome: warning: OpenTelemetry export: %v (dome run export-otel %s sends it again)\n", err, cfg.RunID)
+		}
 	}
 	return printOutcome(c, env, out, l)
 }
