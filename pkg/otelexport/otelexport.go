@@ -132,7 +132,7 @@ func Spans(runID, version string, evs []ledger.Event) (*Trace, error) {
 	first, last := ts(evs[0]), ts(evs[len(evs)-1])
 	runSpan := tracetest.SpanStub{Name: "dome run " + runID, SpanContext: root, SpanKind: trace.SpanKindInternal, StartTime: first, EndTime: last,
 		Attributes: []attribute.KeyValue{attribute.String("dome.run_id", runID), attribute.Int64("dome.ledger.events", int64(len(evs)))},
-		Resource: res, InstrumentationScope: scope}
+		Resource:   res, InstrumentationScope: scope}
 	type waveSpan struct {
 		stub  tracetest.SpanStub
 		ended bool
