@@ -228,7 +228,7 @@ func bench(dome, dir, sb string, nodes, width, workers, kills, ttl int) {
 	_, err = wk.Check("fleet")
 	must(err)
 	rate := func(o outcome) string { return fmt.Sprintf("%.1f tasks/s", float64(nodes)/o.wall.Seconds()) }
-	fmt.Printf("%-62s | %14s | %14s | %8s\n", "workload", "nats (8 daemons)", "local", "ratio")
+	fmt.Printf("%-62s | %14s | %14s | %8s\n", "workload", fmt.Sprintf("nats, %d daemons", workers), "local", "ratio")
 	fmt.Printf("%-62s | %14s | %14s | %7.2fx\n", fmt.Sprintf("%d no-op nodes, %d at once: wall", nodes, workers), round(nats.wall), round(local.wall),
 		nats.wall.Seconds()/local.wall.Seconds())
 	fmt.Printf("%-62s | %14s | %14s |\n", "  throughput", rate(nats), rate(local))
