@@ -37,7 +37,6 @@ import (
 	"github.com/dome-registry/dome/pkg/stack"
 )
 
-
 func main() {
 	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
 	work := flag.String("work", "bench/.work/fleet", "work directory")

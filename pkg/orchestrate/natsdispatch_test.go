@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,10 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/dome-registry/dome/internal/natstest"
 	"github.com/dome-registry/dome/internal/tlstest"
+	"github.com/dome-registry/dome/pkg/jobwire"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/orchestrate"
+	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/dome-registry/dome/pkg/workerd"
 )
@@ -150,5 +156,84 @@ func TestNATS_WorkerDaemonsRunTheWaves(t *testing.T) {
 	}
 	if !rr.Matches || rr.Unrecorded != 0 {
 		t.Fatalf("replay: %+v", rr)
+	}
+}
+
+// TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded publishes hostile jobs
+// on a live run's subject: a message that is not a job, a job signed by a
+// key the daemons do not trust, a job signed by the coordinator's key with
+// a SpawnSpec that fails validation. Each is refused by a daemon,
+// terminated, dead-lettered and recorded in the ledger with its reason
+// code; the run goes on and passes.
+func TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded(t *testing.T) {
+	w := newWorld(t, greet, map[string]string{"slow.sh": "sleep 4\nprintf 'x\\n' > SLOW.md\nexec dome worker submit --intent docs\n"})
+	ns := startNATS(t)
+	addr := freeAddr(t)
+	w.daemons(t, ns.URL(), "http://"+addr, nil, "w1", "w2")
+	key, err := signing.GenerateKey("coordinator-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forger, _ := signing.GenerateKey("coordinator-test", nil) // the same kid, another key
+	stranger, _ := signing.GenerateKey("someone-else", nil)
+	go func() {
+		nc, err := nats.Connect(ns.URL())
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		// Once the run's first job is claimed, its consumer is live.
+		for i := 0; i < 200; i++ {
+			if _, err := js.Consumer(context.Background(), jobwire.StreamTasks, jobwire.Consumer("bad")); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		job := jobwire.Job{RunID: "bad", WaveID: "wave-1", NodeID: "x", NodeExecutionID: "nx-0123456789abcdef01234567", TaskID: "x.1", WorkerID: "worker-x.1",
+			Attempt: 1, BaseRef: w.base, Argv: []string{"true"}, Env: map[string]string{}, Limits: jobwire.Limits{WallMS: 1000},
+			Grant: "{}", SpawnSpec: json.RawMessage(`{"run_id": "bad"}`), DispatchToken: strings.Repeat("a", 48), IssuedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+		signed := func(k signing.PrivateKey) []byte {
+			b, err := jobwire.Sign(job, k)
+			if err != nil {
+				t.Error(err)
+			}
+			return b
+		}
+		for _, m := range [][]byte{[]byte("not a job"), signed(forger), signed(stranger), signed(key)} {
+			js.Publish(context.Background(), jobwire.TaskSubject("bad"), m)
+		}
+	}()
+	out := start(t, w.config("bad", queue(task("slow", "slow.sh", nil, "")), func(c *orchestrate.Config) {
+		c.Key = &key
+		c.Dispatcher = &orchestrate.NATS{URL: ns.URL(), Listen: addr, Insecure: true, AckGrace: time.Second}
+	}))
+	if out.Stop.Reason != orchestrate.StopConstraintsMet {
+		t.Fatalf("stopped: %+v", out.Stop)
+	}
+	evs, _ := ledger.Read(stack.NewLayout(filepath.Join(w.git.Dir, "ops", "runs"), "bad").Root, "bad")
+	reasons := map[string]bool{}
+	for _, e := range evs {
+		if e.Topic == orchestrate.TopicDeadLetter {
+			var d orchestrate.DeadLetterPayload
+			json.Unmarshal(e.Payload, &d)
+			if d.Disposition != jobwire.DispositionTerminated || d.DaemonID == "" || d.MessageDigest == "" {
+				t.Errorf("dead letter: %+v", d)
+			}
+			reasons[d.Reason] = true
+		}
+	}
+	for _, want := range []string{jobwire.CodeMalformed, jobwire.CodeBadSignature, jobwire.CodeUnknownKeyID} {
+		if !reasons[want] {
+			t.Errorf("no dead letter %s (got %v)", want, reasons)
+		}
+	}
+	spawnRefused := false
+	for r := range reasons {
+		spawnRefused = spawnRefused || strings.HasPrefix(r, "SPAWN_")
+	}
+	if !spawnRefused {
+		t.Errorf("the invalid SpawnSpec was not refused with a SPAWN_* code (got %v)", reasons)
 	}
 }
