@@ -45,7 +45,7 @@ func main() {
 	width := flag.Int("width", 100, "nodes per layer (each depends on the one a layer before)")
 	workers := flag.Int("workers", 8, "worker daemons")
 	kills := flag.Int("kills", 2, "worker daemons killed mid-run")
-	ttl := flag.Int("ttl", 10, "grant lifetime in seconds (the cost of a kill is about this plus the ack grace)")
+	ttl := flag.Int("ttl", 30, "grant lifetime in seconds (the cost of a kill is about this plus the ack grace; a job waiting longer than this for a daemon fails its attempt)")
 	sb := flag.String("sandbox", "auto", "the workers' sandbox: auto (bwrap where it works), bwrap, none")
 	flag.Parse()
 	if *dome == "" {
@@ -100,11 +100,13 @@ func runNATS(dome, dir, sb string, w *fleetsim.World, workers, kills int) outcom
 	must(err)
 	addr := freeAddr()
 	procs := map[string]*fleetsim.Proc{}
-	defer func() {
+	stopAll := func() {
 		for _, p := range procs {
 			p.Stop()
 		}
-	}()
+	}
+	defer stopAll()
+	cleanup = append(cleanup, stopAll, ns.Stop)
 	for i := 1; i <= workers; i++ {
 		id := fmt.Sprintf("w%d", i)
 		cmd := exec.Command(dome, "worker", "--nats", ns.URL(), "--gateway", "https://"+addr, "--gateway-ca", certs.CA, "--sandbox", sb,
@@ -141,7 +143,10 @@ func runNATS(dome, dir, sb string, w *fleetsim.World, workers, kills int) outcom
 		}
 	}
 	if err := coord.Wait(time.Hour); err != nil {
-		fmt.Print(tailOf(coord.Log(), 4000))
+		st := exec.Command(dome, "run", "status", "fleet")
+		st.Dir, st.Env = w.Repo, env()
+		out, _ := st.CombinedOutput()
+		fmt.Print(tailOf(coord.Log(), 4000), tailOf(string(out), 6000))
 		fail("the coordinator: %v", err)
 	}
 	o.wall = time.Since(t0)

@@ -38,7 +38,14 @@ func must(err error) {
 	}
 }
 
+// cleanup holds what a failure must stop before it exits (os.Exit runs
+// no deferred calls).
+var cleanup []func()
+
 func fail(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "fleet: "+format+"\n", a...)
+	for i := len(cleanup) - 1; i >= 0; i-- {
+		cleanup[i]()
+	}
 	os.Exit(1)
 }
