@@ -229,3 +229,52 @@ func lateWrite(gw string, tok []byte, execID string) (int, string, error) {
 	json.NewDecoder(resp.Body).Decode(&eb)
 	return resp.StatusCode, eb.Error.Details["reason"], nil
 }
+
+// waitClaims waits until n attempts were claimed.
+func (f *fleet) waitClaims(n int, within time.Duration) {
+	f.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if cs, _ := f.w.Claims("fleet"); len(cs) >= n {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.t.Fatalf("fewer than %d attempts claimed within %s", n, within)
+}
+
+// TestFleet_NATSRestartThenCoordinatorKilled stops the NATS server mid-run
+// and starts it again (on the same store): the run goes on. Then the
+// coordinator is killed (-9) and started again: it replays the ledger,
+// reports the attempts it had running lost, drops their jobs and
+// re-subscribes; the run ends with every node's change exactly once and
+// replays byte for byte.
+func TestFleet_NATSRestartThenCoordinatorKilled(t *testing.T) {
+	f := newFleet(t, fleetsim.Spec{Nodes: 30, Width: 10, TTLSeconds: 30, MaxConcurrency: 2, MaxAttempts: 3})
+	f.startWorker("w1")
+	f.startWorker("w2")
+	f.startCoordinator()
+	f.waitClaims(4, time.Minute)
+	f.nats.Stop()
+	time.Sleep(1500 * time.Millisecond)
+	if err := f.nats.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	f.waitClaims(14, 2*time.Minute)
+	f.coord.Kill()
+	f.startCoordinator()
+	if err := f.coord.Wait(3 * time.Minute); err != nil {
+		t.Fatalf("the resumed coordinator: %v", err)
+	}
+	topics, err := f.w.Check("fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics["run.resumed"] != 1 {
+		t.Fatalf("run.resumed %d times: %v", topics["run.resumed"], topics)
+	}
+	out, err := domeCmd(t, f.w.Repo, "run", "replay", "fleet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dome run replay: %v\n%s", err, out)
+	}
+}
