@@ -70,7 +70,11 @@ type Config struct {
 	Random      io.Reader // jtis and session keys (nil: crypto/rand)
 	Producer    string    // the coordinator's name in artifacts (default dome run)
 	Dispatcher  Dispatcher
-	Progress    func(Progress) // told what happens (the CLI prints it)
+	// GrantStore keeps the spent and revoked grants (nil: the file store
+	// under the run). A PostgreSQL store (pkg/grant/grantpg) is shared by
+	// several coordinators. The session closes it.
+	GrantStore grant.Store
+	Progress   func(Progress) // told what happens (the CLI prints it)
 	// PollInterval is how often the cancel request and the budgets are
 	// looked at while attempts run (default 200 ms).
 	PollInterval time.Duration
@@ -100,7 +104,7 @@ type coordinator struct {
 	run      *stack.Run
 	sr       *gateway.StackRun
 	gw       *gateway.Gateway
-	store    *grantfile.Store
+	store    grant.Store
 	meter    *grant.Meter
 	verifier *grant.Verifier
 	key      signing.PrivateKey
@@ -467,7 +471,9 @@ func pinSource(s string) string {
 // attempts lost with it, results not yet acknowledged.
 func (c *coordinator) session(resumed bool) error {
 	var err error
-	if c.store, err = grantfile.Open(filepath.Join(c.l.Root, "grants")); err != nil {
+	if c.cfg.GrantStore != nil {
+		c.store = c.cfg.GrantStore
+	} else if c.store, err = grantfile.Open(filepath.Join(c.l.Root, "grants")); err != nil {
 		return err
 	}
 	if resumed {

@@ -50,6 +50,7 @@ func newRunStartCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "gateway-cert", Usage: "the gateway's TLS certificate chain `FILE` (PEM)"},
 			&cli.StringFlag{Name: "gateway-key", Usage: "the gateway's TLS private key `FILE` (PEM)"},
 			&cli.BoolFlag{Name: "insecure-loopback", Usage: "serve the gateway over plain http on a loopback address (tests, one machine)"},
+			&cli.StringFlag{Name: "grant-store", EnvVars: []string{"DOME_GRANT_STORE"}, Usage: "the spent and revoked grants: a `DIR` (default ops/runs/<run>/grants), postgres://... or postgres ($DATABASE_URL), shared by several coordinators"},
 			&cli.DurationFlag{Name: "ack-grace", Value: 10 * time.Second, Usage: "with NATS: added to the longest grant lifetime for the queue's ack wait (`DURATION` a daemon has to report)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print every step on stderr (default: only on a terminal)"},
 		),
@@ -89,6 +90,13 @@ func runStart(c *cli.Context, env *Env) error {
 		cfg.Progress = func(p orchestrate.Progress) {
 			fmt.Fprintf(env.Stderr, "dome: %-10s %-8s %-16s %s\n", p.Kind, orDash(p.WaveID), orDash(p.TaskID), p.Detail)
 		}
+	}
+	if gs := c.String("grant-store"); gs != "" {
+		st, _, err := openGrantStore(c.Context, env, gs, cfg.RunID, true)
+		if err != nil {
+			return err
+		}
+		cfg.GrantStore = st
 	}
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
