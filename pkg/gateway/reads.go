@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"net/http"
 	"path"
 	"regexp"
 	"sort"
@@ -56,6 +58,113 @@ func checkRepoPath(field, p string, allowDot bool) *apiError {
 	return nil
 }
 
+// Reader answers the read operations of the repo-read skill (read_file,
+// list_tree, grep, get_base_ref) on one commit's tree, read from git
+// objects. The gateway's sessions use it after checking the grant a call
+// presents; agent runs use it in-process (pkg/agent/reporead) after their
+// own grant check. Either way what the grant hides, the ReadFilter hides:
+// listings and searches, which read more than the paths a call names,
+// skip it entry by entry. Safe for concurrent use.
+type Reader struct {
+	repo  *gitstore.Repo
+	base  *baseTree
+	blobs *blobCache
+	runID string
+}
+
+// NewReader indexes commit's tree for the run runID, keeping up to
+// cacheBytes of the blobs it reads in memory.
+func NewReader(repo *gitstore.Repo, commit gitstore.Hash, runID string, cacheBytes int64) (*Reader, error) {
+	b, err := indexTree(repo, commit)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{repo: repo, base: b, blobs: newBlobCache(cacheBytes), runID: runID}, nil
+}
+
+// ReadFilter says what a caller's grant lets it see.
+type ReadFilter interface {
+	CanRead(path string) bool // a file (or symlink, submodule) of a listing or search
+	CanList(dir string) bool  // a folder's own entry in a listing
+}
+
+// ReadError is a refused or failed read: Code is one of the error
+// taxonomy's codes (CodeInvalidArgument, CodeNotFound, CodeInternal).
+type ReadError struct {
+	Code, Message string
+}
+
+func (e *ReadError) Error() string { return e.Code + ": " + e.Message }
+
+func readError(e *apiError) error {
+	if e == nil {
+		return nil
+	}
+	return &ReadError{Code: e.code, Message: e.msg}
+}
+
+// ReadFile answers read_file.
+func (r *Reader) ReadFile(req ReadFileRequest) (FileContent, error) {
+	if e := checkRepoPath("path", req.Path, false); e != nil {
+		return FileContent{}, readError(e)
+	}
+	off, max, e := readBounds(req)
+	if e != nil {
+		return FileContent{}, readError(e)
+	}
+	out, e := r.readFile(req.Path, off, max)
+	return out, readError(e)
+}
+
+// ListTree answers list_tree.
+func (r *Reader) ListTree(req ListTreeRequest, f ReadFilter) (TreeListing, error) {
+	dir, max, e := listBounds(req)
+	if e != nil {
+		return TreeListing{}, readError(e)
+	}
+	out, e := r.listTree(dir, req.Recursive, max, f)
+	return out, readError(e)
+}
+
+// Grep answers grep; ctx stops a long search.
+func (r *Reader) Grep(ctx context.Context, req GrepRequest, f ReadFilter) (GrepResult, error) {
+	q, e := compileGrep(req)
+	if e != nil {
+		return GrepResult{}, readError(e)
+	}
+	out, e := r.grep(ctx, q, f)
+	return out, readError(e)
+}
+
+// BaseRef answers get_base_ref.
+func (r *Reader) BaseRef() BaseRef {
+	return BaseRef{RunID: r.runID, BaseRef: r.base.commit.String(), BaseTreeHash: r.base.tree.String()}
+}
+
+// grantFilter is a grant as a ReadFilter.
+type grantFilter struct{ g *grant.Grant }
+
+func (f grantFilter) CanRead(p string) bool   { return f.g.CheckRead(p) == nil }
+func (f grantFilter) CanList(dir string) bool { return f.g.CanList(dir) }
+
+func (s *Session) reader() *Reader {
+	return &Reader{repo: s.g.cfg.Repo, base: s.base, blobs: s.g.blobs, runID: s.a.RunID}
+}
+
+func readBounds(req ReadFileRequest) (off, max int64, e *apiError) {
+	off, max = 0, DefaultReadBytes
+	if req.Offset != nil {
+		off = *req.Offset
+	}
+	if req.MaxBytes != nil {
+		max = *req.MaxBytes
+	}
+	if off < 0 || max < 1 || max > MaxReadBytes {
+		return 0, 0, invalid("offset must be >= 0 and max_bytes 1 to %d", MaxReadBytes)
+	}
+	return off, max, nil
+}
+
 func (s *Session) readFile(c *call) (any, *apiError) {
 	var req ReadFileRequest
 	if e := decodeRequest(c.body, &req); e != nil {
@@ -65,35 +174,39 @@ func (s *Session) readFile(c *call) (any, *apiError) {
 		return nil, e
 	}
 	c.rec.Path = req.Path
-	off, max := int64(0), int64(DefaultReadBytes)
-	if req.Offset != nil {
-		off = *req.Offset
-	}
-	if req.MaxBytes != nil {
-		max = *req.MaxBytes
-	}
-	if off < 0 || max < 1 || max > MaxReadBytes {
-		return nil, invalid("offset must be >= 0 and max_bytes 1 to %d", MaxReadBytes)
+	off, max, e := readBounds(req)
+	if e != nil {
+		return nil, e
 	}
 	if _, e := s.authorize(c, &grant.Call{Method: MethodReadFile, ReadPaths: []string{req.Path}}); e != nil {
 		return nil, e
 	}
-	e := s.base.byPath[req.Path]
+	out, e := s.reader().readFile(req.Path, off, max)
+	if e != nil {
+		return nil, e
+	}
+	return out, nil
+}
+
+func (r *Reader) readFile(p string, off, max int64) (FileContent, *apiError) {
+	e := r.base.byPath[p]
 	if e == nil {
-		return nil, notFound("no file %q at base_ref %s", req.Path, s.base.commit.Short())
+		return FileContent{}, notFound("no file %q at base_ref %s", p, r.base.commit.Short())
 	}
 	if !e.isBlob() {
-		return nil, notFound("%q is a %s at base_ref %s, not a file (list it with list_tree)", req.Path, e.typ(), s.base.commit.Short())
+		return FileContent{}, notFound("%q is a %s at base_ref %s, not a file (list it with list_tree)", p, e.typ(), r.base.commit.Short())
 	}
-	data, err := s.g.blobs.get(s.g.cfg.Repo, e.hash)
+	data, err := r.blobs.get(r.repo, e.hash)
 	if err != nil {
-		return nil, &apiError{status: 500, code: CodeInternal, msg: "read " + req.Path + ": " + err.Error(), retryable: true}
+		return FileContent{}, &apiError{status: 500, code: CodeInternal, msg: "read " + p + ": " + err.Error(), retryable: true}
 	}
 	e.size.Store(int64(len(data)))
 	size := int64(len(data))
 	chunk := data[min(off, size):min(off+max, size)]
-	out := FileContent{Path: req.Path, Blob: e.hash.String(), Size: size, Truncated: off+max < size}
-	if utf8.Valid(chunk) {
+	out := FileContent{Path: p, Blob: e.hash.String(), Size: size, Truncated: off+max < size}
+	// Binary content (git's test: a NUL byte near the start) goes as
+	// base64 even when its bytes happen to be valid UTF-8.
+	if utf8.Valid(chunk) && !isBinary(data) {
 		out.Encoding, out.Content = "utf-8", string(chunk)
 	} else {
 		out.Encoding, out.Content = "base64", base64.StdEncoding.EncodeToString(chunk)
@@ -102,13 +215,13 @@ func (s *Session) readFile(c *call) (any, *apiError) {
 }
 
 // size returns a blob entry's size, reading the blob once.
-func (s *Session) size(e *baseEntry) *int64 {
+func (r *Reader) size(e *baseEntry) *int64 {
 	if !e.isBlob() {
 		return nil
 	}
 	n := e.size.Load()
 	if n < 0 {
-		data, err := s.g.blobs.get(s.g.cfg.Repo, e.hash)
+		data, err := r.blobs.get(r.repo, e.hash)
 		if err != nil {
 			return nil
 		}
@@ -128,33 +241,51 @@ func (s *Session) listPaths(token []byte, dir string) []string {
 	return []string{dir}
 }
 
+func listBounds(req ListTreeRequest) (dir string, max int, e *apiError) {
+	dir = "."
+	if req.Path != nil {
+		dir = *req.Path
+	}
+	if e := checkRepoPath("path", dir, true); e != nil {
+		return "", 0, e
+	}
+	max = DefaultMaxEntries
+	if req.MaxEntries != nil {
+		max = *req.MaxEntries
+	}
+	if max < 1 || max > MaxEntries {
+		return dir, 0, invalid("max_entries must be 1 to %d", MaxEntries)
+	}
+	return dir, max, nil
+}
+
 func (s *Session) listTree(c *call) (any, *apiError) {
 	var req ListTreeRequest
 	if e := decodeRequest(c.body, &req); e != nil {
 		return nil, e
 	}
-	dir := "."
-	if req.Path != nil {
-		dir = *req.Path
+	dir, max, e := listBounds(req)
+	if dir != "" {
+		c.rec.Path = dir
 	}
-	if e := checkRepoPath("path", dir, true); e != nil {
+	if e != nil {
 		return nil, e
-	}
-	c.rec.Path = dir
-	max := DefaultMaxEntries
-	if req.MaxEntries != nil {
-		max = *req.MaxEntries
-	}
-	if max < 1 || max > MaxEntries {
-		return nil, invalid("max_entries must be 1 to %d", MaxEntries)
 	}
 	g, e := s.authorize(c, &grant.Call{Method: MethodListTree, ReadPaths: s.listPaths(c.token, dir)})
 	if e != nil {
 		return nil, e
 	}
+	out, e := s.reader().listTree(dir, req.Recursive, max, grantFilter{g})
+	if e != nil {
+		return nil, e
+	}
+	return out, nil
+}
+
+func (r *Reader) listTree(dir string, recursive bool, max int, f ReadFilter) (TreeListing, *apiError) {
 	if dir != "." {
-		if d := s.base.byPath[dir]; d == nil || d.mode != gitstore.ModeDir {
-			return nil, notFound("no folder %q at base_ref %s", dir, s.base.commit.Short())
+		if d := r.base.byPath[dir]; d == nil || d.mode != gitstore.ModeDir {
+			return TreeListing{}, notFound("no folder %q at base_ref %s", dir, r.base.commit.Short())
 		}
 	}
 	out := TreeListing{Path: dir, Entries: []TreeEntry{}}
@@ -162,33 +293,36 @@ func (s *Session) listTree(c *call) (any, *apiError) {
 	if dir != "." {
 		prefix = dir + "/"
 	}
-	for _, be := range s.base.under(dir) {
-		if !req.Recursive && strings.Contains(be.path[len(prefix):], "/") {
+	for _, be := range r.base.under(dir) {
+		if !recursive && strings.Contains(be.path[len(prefix):], "/") {
 			continue
 		}
 		if be.mode == gitstore.ModeDir {
-			if !g.CanList(be.path) {
+			if !f.CanList(be.path) {
 				continue
 			}
-		} else if g.CheckRead(be.path) != nil {
+		} else if !f.CanRead(be.path) {
 			continue
 		}
 		if len(out.Entries) == max {
 			out.Truncated = true
 			break
 		}
-		out.Entries = append(out.Entries, TreeEntry{Path: be.path, Type: be.typ(), Mode: modeString(be.mode), Object: be.hash.String(), Size: s.size(be)})
+		out.Entries = append(out.Entries, TreeEntry{Path: be.path, Type: be.typ(), Mode: modeString(be.mode), Object: be.hash.String(), Size: r.size(be)})
 	}
 	return out, nil
 }
 
-func (s *Session) grep(c *call) (any, *apiError) {
-	var req GrepRequest
-	if e := decodeRequest(c.body, &req); e != nil {
-		return nil, e
-	}
+// grepQuery is a checked grep request.
+type grepQuery struct {
+	re    *regexp.Regexp
+	globs []string
+	max   int
+}
+
+func compileGrep(req GrepRequest) (grepQuery, *apiError) {
 	if req.Pattern == "" || len(req.Pattern) > 1024 {
-		return nil, invalid("pattern: want 1 to 1024 characters")
+		return grepQuery{}, invalid("pattern: want 1 to 1024 characters")
 	}
 	expr := req.Pattern
 	if req.IgnoreCase {
@@ -196,14 +330,14 @@ func (s *Session) grep(c *call) (any, *apiError) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, invalid("pattern: not an RE2 regular expression: %v", err)
+		return grepQuery{}, invalid("pattern: not an RE2 regular expression: %v", err)
 	}
 	if len(req.Paths) > MaxGrepGlobs {
-		return nil, invalid("paths: at most %d globs", MaxGrepGlobs)
+		return grepQuery{}, invalid("paths: at most %d globs", MaxGrepGlobs)
 	}
 	for i, gl := range req.Paths {
 		if gl == "" || !doublestar.ValidatePattern(gl) {
-			return nil, invalid("paths[%d] %q: not a doublestar glob", i, gl)
+			return grepQuery{}, invalid("paths[%d] %q: not a doublestar glob", i, gl)
 		}
 	}
 	max := DefaultMaxMatches
@@ -211,22 +345,42 @@ func (s *Session) grep(c *call) (any, *apiError) {
 		max = *req.MaxMatches
 	}
 	if max < 1 || max > MaxMatches {
-		return nil, invalid("max_matches must be 1 to %d", MaxMatches)
+		return grepQuery{}, invalid("max_matches must be 1 to %d", MaxMatches)
+	}
+	return grepQuery{re: re, globs: req.Paths, max: max}, nil
+}
+
+func (s *Session) grep(c *call) (any, *apiError) {
+	var req GrepRequest
+	if e := decodeRequest(c.body, &req); e != nil {
+		return nil, e
+	}
+	q, e := compileGrep(req)
+	if e != nil {
+		return nil, e
 	}
 	g, e := s.authorize(c, &grant.Call{Method: MethodGrep, ReadPaths: s.listPaths(c.token, ".")})
 	if e != nil {
 		return nil, e
 	}
+	out, e := s.reader().grep(c.ctx, q, grantFilter{g})
+	if e != nil {
+		return nil, e
+	}
+	return out, nil
+}
+
+func (r *Reader) grep(ctx context.Context, q grepQuery, f ReadFilter) (GrepResult, *apiError) {
 	out := GrepResult{Matches: []GrepMatch{}}
 	scanned := int64(0)
 files:
-	for _, be := range s.base.entries {
+	for _, be := range r.base.entries {
 		if be.mode != gitstore.ModeFile && be.mode != gitstore.ModeExec {
 			continue
 		}
-		if len(req.Paths) > 0 {
+		if len(q.globs) > 0 {
 			hit := false
-			for _, gl := range req.Paths {
+			for _, gl := range q.globs {
 				if m, _ := doublestar.Match(gl, be.path); m {
 					hit = true
 					break
@@ -236,10 +390,13 @@ files:
 				continue
 			}
 		}
-		if g.CheckRead(be.path) != nil {
+		if !f.CanRead(be.path) {
 			continue
 		}
-		data, err := s.g.blobs.get(s.g.cfg.Repo, be.hash)
+		if ctx != nil && ctx.Err() != nil {
+			return GrepResult{}, &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable, msg: "grep stopped: " + ctx.Err().Error(), retryable: true}
+		}
+		data, err := r.blobs.get(r.repo, be.hash)
 		if err != nil || isBinary(data) {
 			continue
 		}
@@ -247,7 +404,7 @@ files:
 			out.Truncated = true
 			break
 		}
-		if !re.Match(data) {
+		if !q.re.Match(data) {
 			continue
 		}
 		line := 0
@@ -260,10 +417,10 @@ files:
 			} else {
 				data = nil
 			}
-			if !re.Match(l) {
+			if !q.re.Match(l) {
 				continue
 			}
-			if len(out.Matches) == max {
+			if len(out.Matches) == q.max {
 				out.Truncated = true
 				break files
 			}
@@ -285,7 +442,7 @@ func (s *Session) getBaseRef(c *call) (any, *apiError) {
 	if _, e := s.authorize(c, &grant.Call{Method: MethodGetBaseRef}); e != nil {
 		return nil, e
 	}
-	return BaseRef{RunID: s.a.RunID, BaseRef: s.base.commit.String(), BaseTreeHash: s.base.tree.String()}, nil
+	return s.reader().BaseRef(), nil
 }
 
 func (s *Session) getDiffStats(c *call) (any, *apiError) {

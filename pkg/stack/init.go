@@ -79,7 +79,12 @@ func Init(repo *gitstore.Repo, l Layout, opts InitOptions) (InitResult, error) {
 			Hint: "choose another run id"}
 	}
 	// The ref first: a crash before the event leaves a ref at the base,
-	// which a second init accepts.
+	// which a second init accepts. The run's writer lock (held since
+	// OpenRun) means no other dome creates this ref: a ref lock file is
+	// what a writer killed in the middle of creating it left.
+	if _, err := repo.RemoveRefLock(ref); err != nil {
+		return res, err
+	}
 	if err := repo.UpdateRef(ref, base, gitstore.ZeroHash); err != nil {
 		cur, rerr := repo.Ref(ref)
 		if rerr != nil || cur != base {

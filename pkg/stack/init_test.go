@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +53,29 @@ func TestInit(t *testing.T) {
 	_, err = Init(f.repo, NewLayout(t.TempDir(), "run-3"), InitOptions{Base: f.base, CreatedAt: ts0})
 	if err == nil || !errkind.IsCheck(err) || !strings.Contains(err.Error(), "not at the base") {
 		t.Fatalf("stale ref: %v", err)
+	}
+}
+
+// TestInit_StaleRefLock: a writer killed while creating the integration
+// ref leaves "<ref>.lock"; the next init of the run (holding the run's
+// writer lock) removes it and creates the ref, as a resumed run must.
+func TestInit_StaleRefLock(t *testing.T) {
+	f := newFixture(t)
+	lock := filepath.Join(f.repo.CommonDir(), "refs", "dome", "integration", "run-4.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(f.base+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Init(f.repo, NewLayout(t.TempDir(), "run-4"), InitOptions{Base: f.base, Policy: f.policy, CreatedAt: ts0})
+	if err != nil || !res.Created {
+		t.Fatalf("init over a stale ref lock: %+v %v", res, err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("the lock file is still there: %v", err)
+	}
+	if ref, err := f.repo.Ref(IntegrationRef("run-4")); err != nil || ref.String() != f.base {
+		t.Fatalf("integration ref: %v %v", ref, err)
 	}
 }

@@ -65,7 +65,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func Run(ctx context.Context, env *Env, args []string) int {
 	a := newApp(env)
 	if helpWanted(a, args) {
-		loadHelp(a.Commands)
+		loadHelpAs(a.Commands, terminalHelp)
 	}
 	args, err := interspersed(a, args)
 	if err == nil {

@@ -4,6 +4,8 @@ import (
 	"embed"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/lazyre"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -39,14 +41,40 @@ func helpText(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// loadHelp replaces every help reference in the tree by its text.
-func loadHelp(cmds []*cli.Command) {
+// loadHelp replaces every help reference in the tree by its text, as
+// markdown (the generated reference keeps its links).
+func loadHelp(cmds []*cli.Command) { loadHelpAs(cmds, nil) }
+
+// loadHelpAs replaces every help reference by its text passed through
+// render (nil: as written).
+func loadHelpAs(cmds []*cli.Command, render func(string) string) {
 	for _, c := range cmds {
 		if p, ok := strings.CutPrefix(c.Description, helpRef); ok {
 			c.Description = helpText(p)
+			if render != nil {
+				c.Description = render(c.Description)
+			}
 		}
-		loadHelp(c.Subcommands)
+		loadHelpAs(c.Subcommands, render)
 	}
+}
+
+// mdLink is a markdown link to a page of docs/ ("[text](page.md#anchor)").
+var mdLink = lazyre.New(`\[([^\]\n]+)\]\(([a-z0-9-]+\.md)(#[a-z0-9-]*)?\)`)
+
+// terminalHelp writes the links of a help text as a terminal reader can
+// follow them: "[text](runs.md#x)" becomes "text (docs/runs.md)", and a
+// link whose text is the page's name just the path.
+func terminalHelp(s string) string {
+	re := mdLink()
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		sub := re.FindStringSubmatch(m)
+		text, page := sub[1], "docs/"+sub[2]
+		if text == sub[2] || text == page {
+			return page
+		}
+		return text + " (" + page + ")"
+	})
 }
 
 // helpWanted says whether args will print a command's help: a help flag or
