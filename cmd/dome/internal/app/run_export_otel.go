@@ -15,7 +15,7 @@ import (
 func newRunExportOtelCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:        "export-otel",
-		Description: help("run_export_otel"),
+		Description: help("run_export-otel"),
 		Usage:       "export a run's trace to an OpenTelemetry collector over OTLP/HTTP: spans per run, wave, task attempt, gate and promotion, derived from its ledger",
 		ArgsUsage:   "RUN",
 		Flags: withGlobal(stackOpsFlag(),

@@ -39,11 +39,11 @@ func workerDaemonFlags() []cli.Flag {
 // runs jobs until it is interrupted.
 func runWorkerDaemon(c *cli.Context, env *Env) error {
 	if c.NArg() > 0 {
-		return usagef("dome worker takes no arguments (dome worker submit submits a change; dome worker --nats URL --gateway URL runs a daemon)")
+		return usagef("the worker daemon takes no arguments: run it as dome worker --nats URL --gateway URL (or dome worker submit inside a sandbox)")
 	}
 	natsURL, gw := c.String("nats"), c.String("gateway")
 	if natsURL == "" || gw == "" {
-		return usagef("dome worker needs --nats URL and --gateway URL (or a subcommand: dome worker submit)")
+		return usagef("the worker daemon needs --nats URL and --gateway URL (inside a sandbox: dome worker submit)")
 	}
 	if !strings.HasPrefix(natsURL, "nats://") && !strings.HasPrefix(natsURL, "tls://") {
 		return &errkind.InputError{Source: "--nats", Field: natsURL, Problem: "want nats://HOST:PORT or tls://HOST:PORT"}
