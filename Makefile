@@ -14,7 +14,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
              -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT)
 
-.PHONY: help build demo test bench fuzz lint docs install-check release-check vendor-check conformance contract clean
+.PHONY: help build demo test bench fleet fuzz lint docs install-check release-check vendor-check conformance contract clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -47,6 +47,9 @@ vendor-check: ## prove internal/oapicodegen is upstream oapi-codegen + dome.patc
 
 bench: build ## compare dome with its peers side by side (see bench/)
 	./scripts/bench.sh $(BIN)
+
+fleet: build ## the fleet simulation: embedded NATS, 8 worker daemons, a 1,000-node graph, two daemons killed mid-run; checks the tree and the ledger
+	FLEET_MODE=check ./bench/fleet/run.sh
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	./scripts/fuzz.sh $(FUZZTIME)

@@ -164,3 +164,6 @@ func (g *Gateway) Open(a Attempt, onFlood func()) (*Session, error) {
 	}
 	return &Session{g: g, a: a, base: b, onFlood: onFlood, meta: map[string]ProposalMeta{}}, nil
 }
+
+// Verifier is the grant verifier the gateway checks calls with.
+func (g *Gateway) Verifier() *grant.Verifier { return g.cfg.Verifier }

@@ -101,6 +101,27 @@ func (v *Verifier) Verify(ctx context.Context, token []byte, req Request) (*Gran
 	return g, v.call(g, req, nil)
 }
 
+// Identify checks that a grant still identifies its holder: every check of
+// Verify but the spent one (a single-use grant that made its write still
+// names its attempt), and no call. A dispatcher's calls on an attempt's
+// behalf (claiming it, reporting its result) are checked this way.
+func (v *Verifier) Identify(ctx context.Context, token []byte, req Request) (*Grant, error) {
+	g, err := v.credential(token, req)
+	if err != nil {
+		return g, err
+	}
+	if v.store == nil {
+		return g, nil
+	}
+	if err := v.stateful(ctx, g, req); err != nil {
+		if ge, ok := AsError(err); ok && ge.Code == CodeReplayed {
+			return g, nil
+		}
+		return g, err
+	}
+	return g, nil
+}
+
 // Spend verifies a single-use grant and spends it, atomically in the store:
 // of any number of concurrent spenders exactly one succeeds; the others get
 // REPLAYED. Nothing is spent when a check fails.

@@ -70,7 +70,11 @@ type Config struct {
 	Random      io.Reader // jtis and session keys (nil: crypto/rand)
 	Producer    string    // the coordinator's name in artifacts (default dome run)
 	Dispatcher  Dispatcher
-	Progress    func(Progress) // told what happens (the CLI prints it)
+	// GrantStore keeps the spent and revoked grants (nil: the file store
+	// under the run). A PostgreSQL store (pkg/grant/grantpg) is shared by
+	// several coordinators. The session closes it.
+	GrantStore grant.Store
+	Progress   func(Progress) // told what happens (the CLI prints it)
 	// PollInterval is how often the cancel request and the budgets are
 	// looked at while attempts run (default 200 ms).
 	PollInterval time.Duration
@@ -102,7 +106,7 @@ type coordinator struct {
 	run      *stack.Run
 	sr       *gateway.StackRun
 	gw       *gateway.Gateway
-	store    *grantfile.Store
+	store    grant.Store
 	meter    *grant.Meter
 	verifier *grant.Verifier
 	key      signing.PrivateKey
@@ -469,7 +473,9 @@ func pinSource(s string) string {
 // attempts lost with it, results not yet acknowledged.
 func (c *coordinator) session(resumed bool) error {
 	var err error
-	if c.store, err = grantfile.Open(filepath.Join(c.l.Root, "grants")); err != nil {
+	if c.cfg.GrantStore != nil {
+		c.store = c.cfg.GrantStore
+	} else if c.store, err = grantfile.Open(filepath.Join(c.l.Root, "grants")); err != nil {
 		return err
 	}
 	if resumed {
@@ -500,7 +506,7 @@ func (c *coordinator) session(resumed bool) error {
 		}
 		dome := c.cfg.DomeBinary
 		if dome != "" && !c.cfg.Sandbox.Unconfined() {
-			if dome, err = copyBinary(dome, filepath.Join(c.tmp, "dome")); err != nil {
+			if dome, err = CopyBinary(dome, filepath.Join(c.tmp, "dome")); err != nil {
 				return fmt.Errorf("the dome binary for the workers: %w", err)
 			}
 		}
@@ -521,10 +527,44 @@ func (c *coordinator) session(resumed bool) error {
 				}
 			}}
 	}
+	if b, ok := c.disp.(Binder); ok {
+		if err := b.Bind(c.dispatchEnv()); err != nil {
+			return err
+		}
+	}
 	if resumed {
 		return c.recover()
 	}
 	return nil
+}
+
+// dispatchEnv is what a dispatcher that runs attempts elsewhere gets.
+func (c *coordinator) dispatchEnv() DispatchEnv {
+	var ttl int64
+	for _, d := range c.derived {
+		if d != nil && d.TTLSeconds > ttl {
+			ttl = d.TTLSeconds
+		}
+	}
+	return DispatchEnv{RunID: c.cfg.RunID, Repo: c.cfg.Repo, Gateway: c.gw, Key: c.key, Now: c.cfg.Now, MaxTTL: time.Duration(ttl) * time.Second,
+		Record: func(topic string, payload any) error { return c.sr.Record(topic, c.cfg.Now(), payload) },
+		Events: c.events,
+		Revoke: func(jti string, until time.Time, reason string) {
+			// A verifier accepts a grant up to its clock skew past its
+			// expiry: the revocation outlives that.
+			until = until.Add(grant.MaxClockSkewSeconds * time.Second)
+			now := c.cfg.Now()
+			if until.After(now) {
+				c.store.Revoke(context.Background(), grant.Revocation{Issuer: "dome-run:" + c.cfg.RunID, Kind: grant.RevokeJTI, Value: jti,
+					Reason: reason, Until: until, RevokedAt: now})
+			}
+		},
+		OnFlood: func(id string) {
+			select {
+			case c.flooded <- id:
+			default:
+			}
+		}}
 }
 
 // makeWorkDir makes the session's folder for the local dispatcher's
@@ -591,9 +631,9 @@ func scratchParent() string {
 	return os.TempDir()
 }
 
-// copyBinary gives the workers their own copy of dome where the sandbox
+// CopyBinary gives the workers their own copy of dome where the sandbox
 // user can read it (a hard link when the file system allows).
-func copyBinary(src, dst string) (string, error) {
+func CopyBinary(src, dst string) (string, error) {
 	os.Remove(dst)
 	if err := os.Link(src, dst); err != nil {
 		in, err := os.Open(src)

@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/dome-registry/dome/pkg/gateway"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/grant"
+	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/sandbox"
+	"github.com/dome-registry/dome/pkg/signing"
 	"github.com/dome-registry/dome/pkg/stack"
 )
 
@@ -46,11 +49,47 @@ type Result struct {
 // Dispatcher runs attempts. Run returns when the attempt has ended; it is
 // called from many goroutines at once. Cancelling ctx kills the attempt
 // (its Result says cancelled). started is called once the worker is about
-// to run.
+// to run, with where it runs ("" for this machine's sandbox).
 type Dispatcher interface {
 	Name() string
-	Run(ctx context.Context, job Job, started func()) Result
+	Run(ctx context.Context, job Job, started func(where string)) Result
 	Close() error
+}
+
+// DispatchEnv is what a session hands a dispatcher that runs attempts on
+// other machines: the run's gateway and repository, the key that signs its
+// grants (and jobs), and the ledger.
+type DispatchEnv struct {
+	RunID   string
+	Repo    *gitstore.Repo
+	Gateway *gateway.Gateway
+	Key     signing.PrivateKey
+	// Record appends an event to the run's ledger (the ledger's one
+	// writer is the coordinator: a dispatcher records through it).
+	Record func(topic string, payload any) error
+	// Events returns the run's events so far.
+	Events func() []ledger.Event
+	// Revoke revokes a grant by its jti until its expiry (an attempt that
+	// ended without its worker: its late calls are refused).
+	Revoke func(jti string, until time.Time, reason string)
+	// MaxTTL is the longest lifetime of the run's grants.
+	MaxTTL     time.Duration
+	Now        func() time.Time
+	OnFlood    func(execID string)
+	MaxOutputs OutputLimits
+}
+
+// Binder is a Dispatcher that needs the session: Bind is called once,
+// before the first Run.
+type Binder interface {
+	Bind(env DispatchEnv) error
+}
+
+// Acker is a Dispatcher told when an attempt's result is durable
+// (task.completed recorded, task.result.json written, task.ack recorded):
+// a queue acknowledges its message only then.
+type Acker interface {
+	Acked(execID string)
 }
 
 // Local runs attempts on this machine: each in a sandbox (or, when the run
@@ -81,7 +120,7 @@ func (l *Local) Name() string { return "local" }
 func (l *Local) Close() error { return nil }
 
 // Run runs one attempt.
-func (l *Local) Run(ctx context.Context, job Job, started func()) Result {
+func (l *Local) Run(ctx context.Context, job Job, started func(where string)) Result {
 	res := Result{Kind: "bubblewrap"}
 	if l.Sandbox.Unconfined() {
 		res.Kind = "none"
@@ -128,7 +167,7 @@ func (l *Local) Run(ctx context.Context, job Job, started func()) Result {
 		return res
 	}
 	if started != nil {
-		started()
+		started("")
 	}
 	sr, err := l.Sandbox.Run(ctx, sandbox.Spec{Argv: job.Argv, Env: job.Env, Scratch: sc, Socket: sc.SocketPath(), Limits: job.Limits,
 		Binds: l.Binds, Outputs: true})

@@ -348,6 +348,6 @@ type noDispatch struct{}
 
 func (noDispatch) Name() string { return "none" }
 func (noDispatch) Close() error { return nil }
-func (noDispatch) Run(ctx context.Context, job Job, started func()) Result {
+func (noDispatch) Run(ctx context.Context, job Job, started func(string)) Result {
 	return Result{Err: errors.New("the run is being cancelled")}
 }

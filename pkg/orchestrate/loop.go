@@ -333,9 +333,13 @@ func (c *coordinator) launch(job Job, at *attempt) {
 	}
 	go func() {
 		defer cancel()
-		res := c.disp.Run(ctx, job, func() {
+		res := c.disp.Run(ctx, job, func(where string) {
+			detail := "running (" + c.cfg.SandboxInfo.Kind + ")"
+			if where != "" {
+				detail = "running " + where
+			}
 			c.progress <- Progress{Kind: "running", WaveID: job.Attempt.WaveID, TaskID: job.Attempt.TaskID, NodeID: job.Attempt.NodeID,
-				NodeExecutionID: job.Attempt.NodeExecutionID, Attempt: at.attempt, Detail: "running (" + c.cfg.SandboxInfo.Kind + ")"}
+				NodeExecutionID: job.Attempt.NodeExecutionID, Attempt: at.attempt, Detail: detail}
 		})
 		c.results <- attemptResult{execID: job.Attempt.NodeExecutionID, res: res}
 	}()
@@ -398,7 +402,13 @@ func (c *coordinator) complete(r attemptResult) error {
 		return err
 	}
 	c.tell(Progress{Kind: "completed", WaveID: at.a.WaveID, TaskID: at.a.TaskID, NodeID: at.a.NodeID, Detail: outcome.Status + " (" + outcome.Reason + ")" + detailSuffix(data.Detail)})
-	return c.ack(at.a.TaskID)
+	if err := c.ack(at.a.TaskID); err != nil {
+		return err
+	}
+	if a, ok := c.disp.(Acker); ok {
+		a.Acked(r.execID)
+	}
+	return nil
 }
 
 func detailSuffix(d string) string {
@@ -674,6 +684,9 @@ func (c *coordinator) recover() error {
 	for _, t := range lost {
 		if t.Grant != nil {
 			exp, _ := time.Parse(time.RFC3339, t.Grant.ExpiresAt)
+			// A verifier accepts a grant up to its clock skew past its
+			// expiry: the revocation outlives that.
+			exp = exp.Add(grant.MaxClockSkewSeconds * time.Second)
 			now := c.cfg.Now()
 			if exp.After(now) {
 				c.store.Revoke(context.Background(), grant.Revocation{Issuer: "dome-run:" + c.cfg.RunID, Kind: grant.RevokeJTI, Value: t.Grant.JTI,

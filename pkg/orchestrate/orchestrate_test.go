@@ -17,6 +17,7 @@ import (
 	"github.com/dome-registry/dome/internal/gittest"
 	"github.com/dome-registry/dome/internal/runtest"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/grant/grantfile"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/orchestrate"
 	"github.com/dome-registry/dome/pkg/registry"
@@ -451,5 +452,28 @@ func checkFollower(t *testing.T, l stack.Layout, rr *orchestrate.ReplayResult) {
 	}
 	if again, _ := half.Marshal(); !bytes.Equal(again, halfBytes) {
 		t.Fatal("a state taken halfway changed as later events were folded")
+	}
+}
+
+// TestRun_GrantStoreGiven keeps the run's spent grants in the store the
+// caller gives (a PostgreSQL store is shared by several coordinators the
+// same way): the attempt's single-use grant is spent there, not under the
+// run.
+func TestRun_GrantStoreGiven(t *testing.T) {
+	w := newWorld(t, greet, tools)
+	dir := t.TempDir()
+	st, err := grantfile.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := start(t, w.config("gs", queue(task("docs", "docs.sh", nil, "")), func(c *orchestrate.Config) { c.GrantStore = st; c.Promote = false }))
+	if out.Stop.Reason != orchestrate.StopConstraintsMet {
+		t.Fatalf("stopped: %+v", out.Stop)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "grants.log")); err != nil || !strings.Contains(string(b), "jti") {
+		t.Fatalf("the given store holds no spend: %v %q", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(w.git.Dir, "ops", "runs", "gs", "grants")); err == nil {
+		t.Fatal("the run made its own grant store too")
 	}
 }

@@ -21,7 +21,7 @@ import (
 func newRunCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "run",
-		Usage: "work queues of TaskSpec nodes run in waves of sandboxed workers: validate, graph, plan, start, status, replay, cancel",
+		Usage: "work queues of TaskSpec nodes run in waves of sandboxed workers: validate, graph, plan, start, status, replay, cancel, export-otel",
 		Subcommands: []*cli.Command{
 			newRunValidateCommand(env),
 			newRunGraphCommand(env),
@@ -30,6 +30,7 @@ func newRunCommand(env *Env) *cli.Command {
 			newRunStatusCommand(env),
 			newRunReplayCommand(env),
 			newRunCancelCommand(env),
+			newRunExportOtelCommand(env),
 		},
 	}
 }

@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/orchestrate"
+	"github.com/dome-registry/dome/pkg/otelexport"
 	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/runspec"
@@ -42,6 +45,13 @@ func newRunStartCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "sandbox", Value: "bwrap", Usage: "how workers are confined: bwrap, or none (no confinement at all; the run manifest records it) (`MODE`)"},
 			&cli.StringFlag{Name: "tools", Usage: "a `DIR` of worker tools (scripts, generated clients) bound read-only at /run/dome/tools"},
 			&cli.StringFlag{Name: "key", Usage: "the coordinator's Ed25519 key `FILE` that signs grants (default: a new key per session)"},
+			&cli.StringFlag{Name: "dispatch", Value: "local", Usage: "where workers run: local (sandboxes on this machine), or nats://HOST:PORT (worker daemons pulling jobs from a NATS JetStream work queue) (`WHERE`)"},
+			&cli.StringFlag{Name: "gateway-listen", Usage: "with --dispatch nats://...: the gateway's TCP `ADDR` (host:port) the worker daemons reach"},
+			&cli.StringFlag{Name: "gateway-cert", Usage: "the gateway's TLS certificate chain `FILE` (PEM)"},
+			&cli.StringFlag{Name: "gateway-key", Usage: "the gateway's TLS private key `FILE` (PEM)"},
+			&cli.BoolFlag{Name: "insecure-loopback", Usage: "serve the gateway over plain http on a loopback address (tests, one machine)"},
+			&cli.StringFlag{Name: "grant-store", EnvVars: []string{"DOME_GRANT_STORE"}, Usage: "the spent and revoked grants: a `DIR` (default ops/runs/<run>/grants), postgres://... or postgres ($DATABASE_URL), shared by several coordinators"},
+			&cli.DurationFlag{Name: "ack-grace", Value: 10 * time.Second, Usage: "with NATS: added to the longest grant lifetime for the queue's ack wait (`DURATION` a daemon has to report)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print every step on stderr (default: only on a terminal)"},
 		),
 		Action: func(c *cli.Context) error {
@@ -81,6 +91,13 @@ func runStart(c *cli.Context, env *Env) error {
 			fmt.Fprintf(env.Stderr, "dome: %-10s %-8s %-16s %s\n", p.Kind, orDash(p.WaveID), orDash(p.TaskID), p.Detail)
 		}
 	}
+	if gs := c.String("grant-store"); gs != "" {
+		st, _, err := openGrantStore(c.Context, env, gs, cfg.RunID, true)
+		if err != nil {
+			return err
+		}
+		cfg.GrantStore = st
+	}
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
 	out, err := orchestrate.Start(ctx, cfg)
@@ -89,6 +106,16 @@ func runStart(c *cli.Context, env *Env) error {
 	}
 	if err != nil {
 		return err
+	}
+	// With an OpenTelemetry endpoint configured, the run's trace goes
+	// there once it stopped (derived from the ledger; a failed export
+	// is a warning: the ledger holds everything).
+	if endpoint, err := otelexport.TracesURL(env.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), env.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); err != nil {
+		fmt.Fprintf(env.Stderr, "dome: warning: no OpenTelemetry export: %v\n", err)
+	} else if endpoint != "" {
+		if _, err := exportOtel(c.Context, l, endpoint); err != nil {
+			fmt.Fprintf(env.Stderr, "dome: warning: OpenTelemetry export: %v (dome run export-otel %s sends it again)\n", err, cfg.RunID)
+		}
 	}
 	return printOutcome(c, env, out, l)
 }
@@ -118,6 +145,24 @@ func runConfig(c *cli.Context, env *Env, repo *gitstore.Repo) (orchestrate.Confi
 	}
 	cfg.RunID = run
 	cfg.OpsRuns = runsDir(env, c, repo)
+	dispatch := c.String("dispatch")
+	switch {
+	case dispatch == "local":
+	case strings.HasPrefix(dispatch, "nats://") || strings.HasPrefix(dispatch, "tls://"):
+		d, err := natsDispatcher(c, env, dispatch)
+		if err != nil {
+			return cfg, err
+		}
+		sb, err := sandbox.NewUnconfined(sandbox.Options{})
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Dispatcher, cfg.Sandbox = d, sb
+		cfg.SandboxInfo = runspec.SandboxInfo{Kind: "remote", Reason: "worker daemons pulling jobs from " + orchestrate.NameOf(dispatch) + ": each attempt's sandbox is its daemon's (its task result says which)"}
+		return cfg, loadKey(c, env, &cfg)
+	default:
+		return cfg, &errkind.InputError{Source: "--dispatch", Field: dispatch, Problem: "want local or nats://HOST:PORT"}
+	}
 	switch mode := c.String("sandbox"); mode {
 	case "bwrap", "bubblewrap":
 		sb, err := sandbox.New(c.Context, sandbox.Options{})
@@ -145,18 +190,60 @@ func runConfig(c *cli.Context, env *Env, repo *gitstore.Repo) (orchestrate.Confi
 	if t := c.String("tools"); t != "" {
 		cfg.Tools = absPath(env, t)
 	}
+	return cfg, loadKey(c, env, &cfg)
+}
+
+// loadKey reads --key, the coordinator's key.
+func loadKey(c *cli.Context, env *Env, cfg *orchestrate.Config) error {
 	if f := c.String("key"); f != "" {
 		b, err := readlimit.ReadFile(absPath(env, f), readlimit.Profile)
 		if err != nil {
-			return cfg, &errkind.InputError{Source: "--key", Problem: "cannot read the key: " + pathErr(err)}
+			return &errkind.InputError{Source: "--key", Problem: "cannot read the key: " + pathErr(err)}
 		}
 		k, err := signing.ParsePrivateKey("", b)
 		if err != nil {
-			return cfg, &errkind.InputError{Source: "--key", Problem: err.Error()}
+			return &errkind.InputError{Source: "--key", Problem: err.Error()}
 		}
 		cfg.Key = &k
 	}
-	return cfg, nil
+	return nil
+}
+
+// natsDispatcher is --dispatch nats://...: the queue and the gateway's
+// TCP listener (TLS, or plain http on loopback with --insecure-loopback).
+func natsDispatcher(c *cli.Context, env *Env, url string) (*orchestrate.NATS, error) {
+	listen := c.String("gateway-listen")
+	if listen == "" {
+		return nil, &errkind.InputError{Source: "--gateway-listen", Problem: "--dispatch " + orchestrate.NameOf(url) + " needs the address the worker daemons reach the gateway on",
+			Hint: "--gateway-listen HOST:PORT with --gateway-cert FILE --gateway-key FILE"}
+	}
+	if _, _, err := net.SplitHostPort(listen); err != nil {
+		return nil, &errkind.InputError{Source: "--gateway-listen", Field: listen, Problem: "want HOST:PORT"}
+	}
+	d := &orchestrate.NATS{URL: url, Listen: listen, AckGrace: c.Duration("ack-grace")}
+	cert, key := c.String("gateway-cert"), c.String("gateway-key")
+	switch {
+	case cert != "" && key != "":
+		tc, err := serverTLS(absPath(env, cert), absPath(env, key))
+		if err != nil {
+			return nil, err
+		}
+		d.TLS = tc
+	case cert != "" || key != "":
+		return nil, &errkind.InputError{Source: "--gateway-cert", Problem: "give both --gateway-cert and --gateway-key"}
+	case c.Bool("insecure-loopback"):
+		if !orchestrate.IsLoopback(listen) {
+			return nil, &errkind.InputError{Source: "--insecure-loopback", Field: listen, Problem: "plain http only on a loopback address", Hint: "serve the gateway with TLS: --gateway-cert FILE --gateway-key FILE"}
+		}
+		d.Insecure = true
+	default:
+		return nil, &errkind.InputError{Source: "--gateway-cert", Problem: "the gateway needs TLS to serve worker daemons on other machines",
+			Hint: "--gateway-cert FILE --gateway-key FILE (workers get the CA with --gateway-ca), or --insecure-loopback on 127.0.0.1"}
+	}
+	if c.Duration("ack-grace") < time.Second {
+		return nil, &errkind.InputError{Source: "--ack-grace", Field: c.Duration("ack-grace").String(), Problem: "want at least 1s"}
+	}
+	return d, nil
 }
 
 // runConfigOffline is the configuration of a run no worker will run in

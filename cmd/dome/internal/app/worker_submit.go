@@ -16,9 +16,11 @@ import (
 func newWorkerCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:        "worker",
-		Usage:       "what a worker runs inside its sandbox: submit its change through the gateway",
+		Usage:       "a worker daemon pulling a run's jobs from NATS (--nats URL --gateway URL); inside a sandbox: submit its change through the gateway",
 		Description: help("worker"),
+		Flags:       withGlobal(workerDaemonFlags()...),
 		Subcommands: []*cli.Command{newWorkerSubmitCommand(env)},
+		Action:      func(c *cli.Context) error { return runWorkerDaemon(c, env) },
 	}
 }
 
