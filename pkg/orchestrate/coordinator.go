@@ -122,7 +122,8 @@ type coordinator struct {
 	disp     Dispatcher
 	spawns   spawn.Validator
 	tmp      string
-	removed  string // the last session's work folder, removed
+	removed  string   // earlier sessions' work folders, removed (space-separated)
+	leftDirs []string // earlier sessions' work folders not removed yet: tried again at the end
 
 	running  map[string]*attempt // by node execution id
 	results  chan attemptResult
@@ -572,19 +573,22 @@ func (c *coordinator) dispatchEnv() DispatchEnv {
 // written to the run folder's work_dir before the folder is made, so
 // that the next session removes what a coordinator killed with -9 left
 // there (the run's writer lock is held: no other session of the run
-// uses it).
+// uses it). A folder that cannot be removed yet (a killed session's
+// sandbox still dying) stays named in work_dir beside the new one, so
+// that a later session removes it.
 func (c *coordinator) makeWorkDir() error {
 	if c.tmp != "" || c.cfg.Dispatcher != nil {
 		return nil
 	}
-	c.removed = c.removeLastWorkDir()
+	removed, left := c.removeLastWorkDirs()
+	c.removed, c.leftDirs = strings.Join(removed, " "), left
 	for i := 0; ; i++ {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return err
 		}
 		dir := filepath.Join(scratchParent(), workDirPrefix(c.cfg.RunID)+hex.EncodeToString(b[:]))
-		if err := ledger.WriteFileDurable(filepath.Join(c.l.Root, WorkDirFile), []byte(dir+"\n")); err != nil {
+		if err := ledger.WriteFileDurable(filepath.Join(c.l.Root, WorkDirFile), []byte(strings.Join(append(left, dir), "\n")+"\n")); err != nil {
 			return err
 		}
 		err := os.Mkdir(dir, 0o755)
@@ -598,30 +602,46 @@ func (c *coordinator) makeWorkDir() error {
 	}
 }
 
-// WorkDirFile names, in a run's folder, the work folder of its last
-// session.
+// WorkDirFile names, in a run's folder, the work folders of its last
+// session and any earlier one not removed yet, one per line.
 const WorkDirFile = "work_dir"
 
 func workDirPrefix(runID string) string { return "dome-run-" + runID + "-" }
 
-// removeLastWorkDir removes the folder the last session made, when it is
-// still there and named as a session's folder of this run.
-func (c *coordinator) removeLastWorkDir() string {
-	b, err := readlimit.ReadFile(filepath.Join(c.l.Root, WorkDirFile), 4096)
+// maxWorkDirs bounds the folders work_dir names.
+const maxWorkDirs = 64
+
+// removeLastWorkDirs removes the folders earlier sessions made, each when
+// it is named as a session's folder of this run; it returns those removed
+// and those still there. Removal is tried a few times: the sandboxes of a
+// session killed with -9 die with it, but not at once.
+func (c *coordinator) removeLastWorkDirs() (removed, left []string) {
+	b, err := readlimit.ReadFile(filepath.Join(c.l.Root, WorkDirFile), maxWorkDirs*4096)
 	if err != nil {
-		return ""
+		return nil, nil
 	}
-	old := strings.TrimSpace(string(b))
-	if !filepath.IsAbs(old) || filepath.Clean(old) != old || !strings.HasPrefix(filepath.Base(old), workDirPrefix(c.cfg.RunID)) {
-		return ""
+	for _, old := range strings.Split(string(b), "\n") {
+		old = strings.TrimSpace(old)
+		if !filepath.IsAbs(old) || filepath.Clean(old) != old || !strings.HasPrefix(filepath.Base(old), workDirPrefix(c.cfg.RunID)) {
+			continue
+		}
+		if fi, err := os.Lstat(old); err != nil || !fi.IsDir() {
+			continue
+		}
+		gone := false
+		for try := 0; try < 5 && !gone; try++ {
+			if try > 0 {
+				time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+			}
+			gone = sandbox.RemoveAll(old) == nil
+		}
+		if gone {
+			removed = append(removed, old)
+		} else if len(left) < maxWorkDirs-1 {
+			left = append(left, old)
+		}
 	}
-	if fi, err := os.Lstat(old); err != nil || !fi.IsDir() {
-		return ""
-	}
-	if err := sandbox.RemoveAll(old); err != nil {
-		return ""
-	}
-	return old
+	return removed, left
 }
 
 func scratchParent() string {
@@ -685,11 +705,16 @@ func (c *coordinator) close() {
 	if c.store != nil {
 		c.store.Close()
 	}
+	// The work folder before the run's writer lock goes: a session that
+	// starts next must not find it half removed. One that cannot be
+	// removed stays named in work_dir for the next session.
+	for _, d := range append(c.leftDirs, c.tmp) {
+		if d != "" {
+			sandbox.RemoveAll(d)
+		}
+	}
 	if c.run != nil {
 		c.run.Close()
-	}
-	if c.tmp != "" {
-		sandbox.RemoveAll(c.tmp)
 	}
 }
 

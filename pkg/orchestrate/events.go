@@ -70,7 +70,7 @@ type ResumedPayload struct {
 	Coordinator KeyRef   `json:"coordinator"`
 	Lost        []string `json:"lost"`               // task ids that were running when the last coordinator stopped
 	WorkDir     string   `json:"work_dir,omitempty"` // this session's scratch folders
-	Removed     string   `json:"removed,omitempty"`  // the last session's, removed
+	Removed     string   `json:"removed,omitempty"`  // earlier sessions', removed (space-separated)
 }
 
 // GrantRef is what the ledger keeps of an attempt's grant. The grant itself
