@@ -199,6 +199,17 @@ func Start(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	defer c.close()
 	out := &Outcome{RunID: cfg.RunID, Resumed: resumed}
+	if st := c.rep.v.st.Stopped; st != nil && st.Reason == StopHumanGate && cfg.ApprovedBy != "" {
+		// Stopped at the human gate, and now approved: promote.
+		stop, err := c.approve()
+		if err != nil {
+			c.writeState()
+			return nil, err
+		}
+		s := c.state()
+		out.Stop, out.State = *stop, &s
+		return out, nil
+	}
 	if st := c.rep.v.st.Stopped; st != nil {
 		// Stopped before: nothing to do but make its state file current.
 		if err := c.writeState(); err != nil {

@@ -231,6 +231,28 @@ func (c *coordinator) finish(ctx context.Context) (*StoppedPayload, error) {
 	if !c.started.Promote {
 		return c.stop(StopConstraintsMet, fmt.Sprintf("every node passed and the head validated (%s); promotion not asked", strings.Join(tiers, ", ")))
 	}
+	return c.promote(tiers)
+}
+
+// approve promotes a run that stopped at the human gate, now that a person
+// approved it (Config.ApprovedBy): a new session (its key signs the
+// promotion decision, so the ledger names it first), then the promotion
+// the gate held, which stops the run again with its outcome. The stack's
+// promotion checks the whole evidence chain once more.
+func (c *coordinator) approve() (*StoppedPayload, error) {
+	if err := c.newKey(); err != nil {
+		return nil, err
+	}
+	p := ResumedPayload{Session: c.rep.v.st.Sessions + 1, Coordinator: c.keyRef(), Lost: []string{}}
+	if err := c.record(TopicResumed, p); err != nil {
+		return nil, err
+	}
+	return c.promote(c.requiredTiers())
+}
+
+// promote promotes the validated head to the run's target ref, or stops
+// at the human gate, or says what is missing.
+func (c *coordinator) promote(tiers []string) (*StoppedPayload, error) {
 	var pr *stack.PromoteResult
 	err := c.sr.Do(func(r *stack.Run) error {
 		var err error
