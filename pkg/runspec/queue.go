@@ -12,6 +12,7 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/schemaval"
+	"github.com/dome-registry/dome/pkg/spawn"
 	"github.com/dome-registry/dome/pkg/workflow"
 )
 
@@ -177,7 +178,8 @@ func ParseQueue(source string, data []byte) (*Queue, *workflow.Graph, error) {
 }
 
 // checkIDs refuses ids the schema's pattern lets through but a run folder
-// or a ref cannot hold, and output lists that ask for one thing twice.
+// or a ref cannot hold, output lists that ask for one thing twice, and
+// action params a spawn spec would refuse (a method named).
 func (q *Queue) checkIDs(source string) error {
 	check := func(field, id string) error {
 		if strings.Contains(id, "..") || strings.HasSuffix(id, ".lock") {
@@ -193,6 +195,12 @@ func (q *Queue) checkIDs(source string) error {
 	for i, t := range q.Tasks {
 		if err := check(fmt.Sprintf("/tasks/%d/node_id", i), t.NodeID); err != nil {
 			return err
+		}
+		if t.ActionSpec != nil {
+			if field, problem := spawn.CheckActionInputs(t.ActionSpec.Params); problem != "" {
+				return &errkind.InputError{Source: source, Field: fmt.Sprintf("/tasks/%d/action_spec/params%s", i, field),
+					Problem: fmt.Sprintf("task %q: %s", t.NodeID, problem), Hint: "describe the work in intent and params; the worker's grant says which methods it may call"}
+			}
 		}
 		seen := map[string]bool{}
 		for j, o := range t.RequiredOutputs {

@@ -96,6 +96,12 @@ func TestParseQueue_Refusals(t *testing.T) {
 		{"node id with a slash", edit(t, func(m map[string]any) { task(m, 0)["node_id"] = "a/b" }), "/tasks/0/node_id", ""},
 		{"node id with dots", edit(t, func(m map[string]any) { task(m, 3)["node_id"] = "a..b" }), "/tasks/3/node_id", "must not contain '..'"},
 		{"capability with spaces", edit(t, func(m map[string]any) { task(m, 0)["required_capabilities"] = []any{"read everything"} }), "/tasks/0/required_capabilities/0", ""},
+		{"action params naming a method", edit(t, func(m map[string]any) {
+			task(m, 0)["action_spec"] = map[string]any{"intent": "docs", "params": map[string]any{"method": "repo-read/read_file"}}
+		}), "/tasks/0/action_spec/params/method", "methods come from the grant"},
+		{"action params not an object", edit(t, func(m map[string]any) {
+			task(m, 0)["action_spec"] = map[string]any{"intent": "docs", "params": []any{1}}
+		}), "/tasks/0/action_spec/params", ""},
 		{"unbounded cycle", edit(t, func(m map[string]any) {
 			m["cycles"] = []any{map[string]any{"loop_id": "l", "nodes": []any{"a", "b"}}}
 		}), "/cycles/0", "max_iterations"},

@@ -232,18 +232,31 @@ func check(source string, f *Fields) error {
 	if err := CheckImageDigest(f.ContainerRef); err != nil {
 		return bad(CodeContainerNotPinned, "/container_ref", "%v", err)
 	}
-	if in := f.ActionSpec.Inputs; len(in) > 0 {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(in, &obj) != nil || obj == nil {
-			return bad(CodeBadField, "/action_spec/inputs", "want an object")
-		}
-		for _, k := range []string{"method", "methods", "tool_calls", "operation_id", "allowed_methods"} {
-			if _, ok := obj[k]; ok {
-				return bad(CodeBadField, "/action_spec/inputs/"+k, "an action_spec is intent-level: methods come from the grant, not the spawn spec")
-			}
-		}
+	if field, msg := CheckActionInputs(f.ActionSpec.Inputs); msg != "" {
+		return bad(CodeBadField, "/action_spec/inputs"+field, "%s", msg)
 	}
 	return nil
+}
+
+// CheckActionInputs checks an action's inputs as a spawn spec carries
+// them: an object that names no method (methods come from the grant). It
+// returns the offending member ("" for the whole) and the problem, or ""
+// and "" when they pass; a work queue's tasks are checked with it before a
+// run starts, so that no task is found undispatchable only at dispatch.
+func CheckActionInputs(in json.RawMessage) (field, problem string) {
+	if len(in) == 0 {
+		return "", ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(in, &obj) != nil || obj == nil {
+		return "", "want an object"
+	}
+	for _, k := range []string{"method", "methods", "tool_calls", "operation_id", "allowed_methods"} {
+		if _, ok := obj[k]; ok {
+			return "/" + k, "an action_spec is intent-level: methods come from the grant, not the spawn spec"
+		}
+	}
+	return "", ""
 }
 
 // checkImmutableRef accepts "[<name>@]<full commit SHA | sha256:<hex>>".
