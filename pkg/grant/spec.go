@@ -143,7 +143,7 @@ func (s *Specs) ParsePolicy(source string, data []byte) (*Policy, error) {
 	if g.DefaultTTLSeconds > g.MaxTTLSeconds {
 		return nil, bad("/grants/default_ttl_seconds", fmt.Sprintf("%d is over max_ttl_seconds (%d)", g.DefaultTTLSeconds, g.MaxTTLSeconds), "lower the default or raise the cap")
 	}
-	// The seed's least-privilege rules are not policy knobs: admin tools are
+	// The least-privilege rules are not policy knobs: admin tools are
 	// coordinator-only, and every write needs an idempotency key.
 	for _, h := range p.Classes[ClassAdmin].Holders {
 		if h != RoleCoordinator {

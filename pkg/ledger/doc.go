@@ -1,4 +1,4 @@
-// Package ledger owns dome's append-only event log: the seed's
+// Package ledger owns dome's append-only event log: the
 // "event.envelope" events (schema_version, sequence, event_id, ts, topic,
 // run_id, payload) of one run, one file per event under
 // ops/runs/<run_id>/events/event.<sequence>.json, the sequence zero-padded to

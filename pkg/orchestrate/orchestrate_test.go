@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/dome-registry/dome/internal/gittest"
 	"github.com/dome-registry/dome/internal/runtest"
+	"github.com/dome-registry/dome/pkg/gateway"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/grant/grantfile"
 	"github.com/dome-registry/dome/pkg/ledger"
@@ -24,44 +24,49 @@ import (
 	"github.com/dome-registry/dome/pkg/runspec"
 	"github.com/dome-registry/dome/pkg/sandbox"
 	"github.com/dome-registry/dome/pkg/stack"
+	"github.com/dome-registry/dome/pkg/worker"
 )
 
-var (
-	domeOnce sync.Once
-	domeBin  string
-	domeErr  error
-)
-
-// dome builds the dome binary the workers run (dome worker submit).
+// dome returns the binary the workers run as dome: this test binary,
+// which TestMain turns into dome worker submit when it is called by that
+// name (a package test does not build cmd/dome).
 func dome(t *testing.T) string {
 	t.Helper()
-	domeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dome-orchestrate-test-")
-		if err != nil {
-			domeErr = err
-			return
-		}
-		os.Chmod(dir, 0o755)
-		domeBin = filepath.Join(dir, "dome")
-		cmd := exec.Command("go", "build", "-o", domeBin, "./cmd/dome")
-		cmd.Dir = runtest.Root()
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			domeErr = fmt.Errorf("go build ./cmd/dome: %v\n%s", err, out)
-		}
-	})
-	if domeErr != nil {
-		t.Fatal(domeErr)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return domeBin
+	return exe
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if domeBin != "" {
-		os.RemoveAll(filepath.Dir(domeBin))
+	if filepath.Base(os.Args[0]) == "dome" && len(os.Args) > 2 && os.Args[1] == "worker" && os.Args[2] == "submit" {
+		os.Exit(workerSubmit(os.Args[3:]))
 	}
-	os.Exit(code)
+	os.Exit(m.Run())
+}
+
+// workerSubmit is dome worker submit [--intent TAG]... as the workers of
+// these tests call it: the scratch tree diffed and submitted through the
+// gateway with the attempt's grant (pkg/worker, which the command runs).
+func workerSubmit(args []string) int {
+	var intents []string
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] != "--intent" {
+			fmt.Fprintln(os.Stderr, "unexpected argument", args[i])
+			return 2
+		}
+		intents = append(intents, args[i+1])
+	}
+	c := gateway.NewUnixClient(os.Getenv("DOME_GATEWAY_SOCKET"), []byte(os.Getenv("DOME_GRANT")))
+	_, err := worker.Submit(context.Background(), c, worker.Options{Dir: os.Getenv("DOME_WORKDIR"), IntentTags: intents, Now: time.Now(),
+		Attempt: worker.Attempt{RunID: os.Getenv("DOME_RUN_ID"), WaveID: os.Getenv("DOME_WAVE_ID"), NodeID: os.Getenv("DOME_NODE_ID"),
+			NodeExecutionID: os.Getenv("DOME_NODE_EXECUTION_ID"), WorkerID: os.Getenv("DOME_WORKER_ID")}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "submit:", err)
+		return 1
+	}
+	return 0
 }
 
 // testResolver maps the three repo capabilities only (the run's grants

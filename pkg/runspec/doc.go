@@ -6,7 +6,7 @@
 // attempts, failure strategy, score weights, endgame, scarce capacities, risk
 // points and sandbox limits) and the run manifest (run.manifest.json, a
 // sealed "dome.run.manifest/v1" artifact pinning the base commit, the
-// registry commit, the queue and policy digests, the cards, the seed and the
+// registry commit, the queue and policy digests, the cards, the determinism seed and the
 // environment). It parses them strictly (JSON Schema draft 2020-12, no
 // duplicate keys, bounded sizes), checks the queue's graph with pkg/workflow
 // (errors name the JSON pointer of each field at fault and a cycle's path),

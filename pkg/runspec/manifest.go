@@ -33,7 +33,7 @@ var compileManifest = sync.OnceValue(func() *schemaval.Schema {
 
 // Manifest pins everything a run depends on, so that it can be replayed:
 // the base commit workers see, the registry commit skills and cards are read
-// at, the queue, the policies, the cards, the seed and the environment.
+// at, the queue, the policies, the cards, the determinism seed and the environment.
 type Manifest struct {
 	RunID           string       `json:"run_id"`
 	BaseCommit      string       `json:"base_commit"`

@@ -9,13 +9,13 @@ import (
 	"github.com/dome-registry/dome/pkg/patch"
 )
 
-// Partitionings of a split (seed section 7, patch splitting protocol).
+// Partitionings of a split (the patch splitting protocol).
 const (
 	ByFile = "by_file"
 	ByHunk = "by_hunk"
 )
 
-// split is step 2 of the conflict policy (seed section 8): when the policy
+// split is step 2 of the conflict policy: when the policy
 // allows splitting and the proposal declares atomic_file (or hunk_ok), the
 // files (or hunks) that apply onto the head become a derived proposal with
 // its own diff, digest and artifact, linked to its parent; the derived

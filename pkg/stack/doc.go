@@ -10,7 +10,7 @@
 // stack policy (policy/stack_policy.json) and the run directory layout.
 // It prints nothing and reads no clock: times are inputs.
 //
-// Run directory layout (under <repo>/ops/runs/<run_id>/, seed section 1):
+// Run directory layout (under <repo>/ops/runs/<run_id>/):
 //
 //	events/event.<sequence>.json      the ledger: the source of truth (package ledger)
 //	events/.lock                      the single writer's flock(2) lock

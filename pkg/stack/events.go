@@ -11,7 +11,6 @@ import (
 // coordinator's own stack.* topics. Every topic has one payload type below;
 // Fold refuses unknown topics and payloads with unknown members.
 const (
-	// seed section 10
 	TopicTaskDispatched    = "task.dispatched"
 	TopicTaskProgress      = "task.progress"
 	TopicTaskCompleted     = "task.completed"

@@ -77,15 +77,15 @@ func (l Layout) ValidationReportPath(id string) string {
 	return filepath.Join(l.Root, "stack", "validation", id+".validation_report.json")
 }
 
-// GateDecisionPath is the seed's gate/gate.decision.json.
+// GateDecisionPath is gate/gate.decision.json.
 func (l Layout) GateDecisionPath() string { return filepath.Join(l.Root, "gate", "gate.decision.json") }
 
-// PromotionDecisionPath is the seed's promotion/promotion.decision.json.
+// PromotionDecisionPath is promotion/promotion.decision.json.
 func (l Layout) PromotionDecisionPath() string {
 	return filepath.Join(l.Root, "promotion", "promotion.decision.json")
 }
 
-// TaskResultPath is the seed's tasks/<task_id>/task.result.json.
+// TaskResultPath is tasks/<task_id>/task.result.json.
 func (l Layout) TaskResultPath(taskID string) string {
 	return filepath.Join(l.Root, "tasks", taskID, "task.result.json")
 }

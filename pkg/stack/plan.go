@@ -14,7 +14,7 @@ import (
 	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
-// Priority groups, in plan order (seed section 8, "choose ordering"):
+// Priority groups, in plan order:
 // critical-path pieces early, then proposals that overlap no other at hunk
 // level, then overlapping ones, dependency and lockfile changes last.
 const (

@@ -38,7 +38,7 @@ type PromoteResult struct {
 }
 
 // Promote fast-forwards the target ref to the integration head, by
-// compare-and-swap, only on the complete evidence chain of seed section 8:
+// compare-and-swap, only on the complete evidence chain:
 // the StackPlan of every layer, an ApplyResult for every applied proposal
 // (files present and matching the ledger's digests, checkpoints matching
 // the ref's history), passing ValidationReports of the head for the tiers
@@ -127,7 +127,7 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 	if err != nil {
 		return res, err
 	}
-	// each decision keeps its own file; the seed's promotion.decision.json is the latest
+	// each decision keeps its own file; promotion.decision.json is the latest
 	path := filepath.Join(filepath.Dir(r.Layout.PromotionDecisionPath()), d.DecisionID+".promotion_decision.json")
 	digest, rel, err := r.WriteArtifact(path, doc)
 	if err != nil {
@@ -166,7 +166,7 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 // missing from the state, the events and the files of the run.
 //
 // It also returns the gate decision over the validation reports of the
-// required tiers (the seed's gate/gate.decision.json): passed when every
+// required tiers (gate/gate.decision.json): passed when every
 // required tier has a passing, intact report on the head, with a reason
 // code per tier that does not (validation_missing:<tier>,
 // validation_failed:<tier>, validation_evidence_mismatch:<tier>).
@@ -301,7 +301,7 @@ func LedgerDigest(events []ledger.Event) string {
 }
 
 // recordGate seals gate (signed when key is not nil), writes it as gate/<gate_id>.gate_decision.json and
-// as the seed's gate/gate.decision.json (the latest), and records
+// as gate/gate.decision.json (the latest), and records
 // gate.computed. It returns the evidence reference for the promotion.
 func (s *stacker) recordGate(gate GateDecision, sequence int64, key *signing.PrivateKey) (EvidenceRef, error) {
 	r := s.r

@@ -54,7 +54,7 @@ type checked struct {
 	patchID string
 }
 
-// Submit verifies one proposal document (seed section 7), runs the policy
+// Submit verifies one proposal document, runs the policy
 // pre-filter and the apply-check on the clean base, and records the
 // decision: stack.proposal.submitted (the document kept under
 // stack/proposals/), stack.proposal.deduplicated (the same proposal under
@@ -301,7 +301,7 @@ func diffBytes(repo *gitstore.Repo, p PatchProposal) ([]byte, *Rejection) {
 	return []byte(p.DiffUnified), nil
 }
 
-// prefilter applies the stack policy (seed section 8, pre-filter).
+// prefilter applies the stack policy.
 func prefilter(p PatchProposal, f Facts, pol *Policy) *Rejection {
 	if len(f.Forbidden) > 0 {
 		return reject(ClassPolicy, ReasonForbiddenPath, "touches forbidden path(s): %s", strings.Join(f.Forbidden, ", "))

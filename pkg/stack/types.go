@@ -23,7 +23,7 @@ const (
 // patch.CanonicalDiff).
 const DiffCanonicalization = patch.DiffCanonicalization
 
-// Atomicity policies (seed section 8, conflict policy).
+// Atomicity policies.
 const (
 	AtomicProposal = "atomic_proposal" // all or nothing (default)
 	AtomicFile     = "atomic_file"     // file by file
@@ -37,7 +37,7 @@ const (
 	RiskHigh   = "high"
 )
 
-// PatchProposal is the worker's artifact (seed section 7), the payload of a
+// PatchProposal is the worker's artifact, the payload of a
 // sealed dome.patch_proposal/v1 document whose header carries object_id =
 // proposal_id, run_id, wave_id, base_ref, base_tree_hash, created_at,
 // producer, inputs_hash (= diff_digest) and, when signed, kid and signature.
@@ -116,7 +116,7 @@ const (
 
 // Reason codes. Each rejection carries one, with its class.
 const (
-	// verification (seed section 7)
+	// verification
 	ReasonMalformed            = "malformed"          // not a sealed document, bad JSON, digest of the payload wrong
 	ReasonUnknownField         = "unknown_field"      // a member the format does not have
 	ReasonMissingField         = "missing_field"      // a required member is absent or empty
@@ -184,7 +184,7 @@ type ExpectedValidation struct {
 	TimeoutSeconds       int    `json:"timeout_seconds"`
 }
 
-// TieBreak is the seed's proposal-selection tie-break tuple, persisted.
+// TieBreak is the proposal-selection tie-break tuple, persisted.
 type TieBreak struct {
 	ProposalID string `json:"proposal_id"`
 	CreatedAt  string `json:"created_at"`
@@ -228,7 +228,7 @@ type DecisionRef struct {
 	Proposal string `json:"proposal_id,omitempty"`
 }
 
-// StackPlan is the coordinator's plan (seed section 7).
+// StackPlan is the coordinator's plan.
 type StackPlan struct {
 	StackPlanID         string               `json:"stack_plan_id"`
 	RunID               string               `json:"run_id"`
@@ -249,7 +249,7 @@ type StackPlan struct {
 	FinalTree           string               `json:"final_tree"` // tree after every layer in the simulation
 }
 
-// SelectionTieBreakOrder and ConflictTieBreakOrder are the seed's tie-break
+// SelectionTieBreakOrder and ConflictTieBreakOrder are the tie-break
 // contracts (section 10), persisted in decision artifacts.
 var (
 	SelectionTieBreakOrder = []string{"proposal_id", "created_at", "diff_digest"}
@@ -280,7 +280,7 @@ type SelectionDecision struct {
 	Entries         []SelectionEntry `json:"entries"` // in rank order
 }
 
-// Conflict actions (seed section 8: reorder, split, resolver, drop) plus
+// Conflict actions (reorder, split, resolver, drop) plus
 // human.
 const (
 	ActionReorder  = "reorder"
@@ -307,7 +307,7 @@ type ConflictDecision struct {
 	DerivedProposalID   string           `json:"derived_proposal_id,omitempty"`
 }
 
-// ApplyResult is the outcome of applying one proposal (seed sections 7, 8).
+// ApplyResult is the outcome of applying one proposal.
 type ApplyResult struct {
 	ApplyResultID   string             `json:"apply_result_id"`
 	RunID           string             `json:"run_id"`
@@ -356,7 +356,7 @@ type Environment struct {
 	Arch        string            `json:"arch"`
 }
 
-// ValidationReport is one validation of a head (seed section 8).
+// ValidationReport is one validation of a head.
 type ValidationReport struct {
 	ReportID     string          `json:"report_id"`
 	RunID        string          `json:"run_id"`
@@ -381,7 +381,7 @@ type EvidenceRef struct {
 }
 
 // PromotionDecision states whether from_head_ref may be promoted to to_ref
-// (seed section 8) and on what evidence.
+// and on what evidence.
 type PromotionDecision struct {
 	DecisionID    string        `json:"decision_id"`
 	RunID         string        `json:"run_id"`
@@ -397,7 +397,7 @@ type PromotionDecision struct {
 	HumanApproval bool          `json:"human_approval_required"`
 	ApprovedBy    string        `json:"approved_by,omitempty"`
 	// SignatureRequired: the policy wants this decision signed by the
-	// coordinator for its risk class (the seed's signed evidence chain).
+	// coordinator for its risk class (signed evidence chain).
 	// A signed decision carries kid and signature in its header; it cites
 	// every other artifact by digest, so the signature covers the chain.
 	SignatureRequired bool `json:"signature_required"`
@@ -412,7 +412,7 @@ type PromotionDecision struct {
 	IntegrationRef string   `json:"integration_ref"`
 }
 
-// GateDecision is the seed's gate decision: pass or fail with reason codes.
+// GateDecision is gate decision: pass or fail with reason codes.
 type GateDecision struct {
 	GateID      string   `json:"gate_id"`
 	RunID       string   `json:"run_id"`

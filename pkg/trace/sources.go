@@ -11,8 +11,8 @@ import (
 
 // checkSources holds the catalogue against the documents it was written
 // from, when the caller has them: every quote must be in its document;
-// every id a document gives itself (a seed's own_ids) must be a catalogue
-// id; every line a seed's cover expression matches must hold the quote of
+// every id a document gives itself (its own_ids) must be a catalogue
+// id; every line its cover expression matches must hold the quote of
 // one of its entries. A quote that is not there or a document that cannot
 // be read makes the catalogue bad input (diagnostics); an id or a line that
 // no entry holds is a gap.

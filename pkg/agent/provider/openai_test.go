@@ -78,7 +78,7 @@ func newOpenAIForTest(t *testing.T, s *chatServer) Provider {
 // TestOpenAI_RealClientAgainstCompatibleServer runs the OpenAI Go SDK
 // against an in-process server and checks what it sent: the system message
 // (abilities, then the system prompt) before the user prompt, the model,
-// temperature 0, the seed, the token limit and the key from the
+// temperature 0, the sampling seed, the token limit and the key from the
 // environment.
 func TestOpenAI_RealClientAgainstCompatibleServer(t *testing.T) {
 	s := newChatServer(t)

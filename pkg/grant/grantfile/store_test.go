@@ -11,7 +11,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	storetest.ChildMain(func(loc string) (grant.Store, error) { return grantfile.Open(loc) })
+	if code, child := storetest.ChildMain(func(loc string) (grant.Store, error) { return grantfile.Open(loc) }, os.Stdin, os.Stdout, os.Stderr); child {
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
 }
 

@@ -12,7 +12,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	storetest.ChildMain(func(loc string) (grant.Store, error) { return grantpg.Open(context.Background(), loc) })
+	if code, child := storetest.ChildMain(func(loc string) (grant.Store, error) { return grantpg.Open(context.Background(), loc) }, os.Stdin, os.Stdout, os.Stderr); child {
+		os.Exit(code)
+	}
 	os.Exit(pgtest.Main(m))
 }
 

@@ -24,53 +24,62 @@ const (
 )
 
 // ChildMain is called first in a store's TestMain: in a child process it
-// plays its role and exits; otherwise it returns at once.
+// plays its role on the streams it is given and reports true with the
+// process's exit code (the caller exits with it); otherwise it returns
+// false at once.
 //
 //	func TestMain(m *testing.M) {
-//		storetest.ChildMain(func(loc string) (grant.Store, error) { return grantfile.Open(loc) })
+//		open := func(loc string) (grant.Store, error) { return grantfile.Open(loc) }
+//		if code, child := storetest.ChildMain(open, os.Stdin, os.Stdout, os.Stderr); child {
+//			os.Exit(code)
+//		}
 //		os.Exit(m.Run())
 //	}
-func ChildMain(open func(loc string) (grant.Store, error)) {
+func ChildMain(open func(loc string) (grant.Store, error), stdin io.Reader, stdout, stderr io.Writer) (code int, isChild bool) {
 	role := os.Getenv(envChild)
 	if role == "" {
-		return
+		return 0, false
 	}
 	s, err := open(os.Getenv(envLoc))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "open:", err)
-		os.Exit(3)
+		fmt.Fprintln(stderr, "open:", err)
+		return 3, true
 	}
+	defer s.Close()
 	ctx := context.Background()
 	switch role {
 	case "race":
 		// Wait for the parent's go, so every process spends at once.
-		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-			os.Exit(3)
+		if _, err := bufio.NewReader(stdin).ReadString('\n'); err != nil {
+			return 3, true
 		}
 		err := s.Spend(ctx, spend("coord", "hot", "tp-1"))
 		switch {
 		case err == nil:
-			fmt.Println("won")
+			fmt.Fprintln(stdout, "won")
 		case errors.Is(err, grant.ErrSpent):
-			fmt.Println("spent")
+			fmt.Fprintln(stdout, "spent")
 		default:
-			fmt.Println("error:", err)
+			fmt.Fprintln(stdout, "error:", err)
 		}
 	case "loop":
 		// Spend distinct jtis from 8 goroutines until killed, printing each
-		// one only after Spend acknowledged it.
+		// one only after Spend acknowledged it; the first failure ends the
+		// process with code 3.
 		var mu sync.Mutex
-		out := bufio.NewWriter(os.Stdout)
-		var wg sync.WaitGroup
+		out := bufio.NewWriter(stdout)
+		failed := make(chan struct{})
+		var once sync.Once
 		for w := 0; w < 8; w++ {
-			wg.Add(1)
 			go func(w int) {
-				defer wg.Done()
 				for i := 0; ; i++ {
 					jti := fmt.Sprintf("k%d-%d", w, i)
 					if err := s.Spend(ctx, spend("coord", jti, "tp-1")); err != nil {
-						fmt.Fprintln(os.Stderr, "spend:", err)
-						os.Exit(3)
+						once.Do(func() {
+							fmt.Fprintln(stderr, "spend:", err)
+							close(failed)
+						})
+						return
 					}
 					mu.Lock()
 					fmt.Fprintln(out, "acked", jti)
@@ -79,16 +88,16 @@ func ChildMain(open func(loc string) (grant.Store, error)) {
 				}
 			}(w)
 		}
-		wg.Wait()
+		<-failed
+		return 3, true
 	}
-	s.Close()
-	os.Exit(0)
+	return 0, true
 }
 
 func child(t testing.TB, role, loc string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChild+"="+role, envLoc+"="+loc)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = logWriter{t}
 	return cmd
 }
 
@@ -191,4 +200,12 @@ func CheckAcked(t *testing.T, s grant.Store, acked []string) {
 	if err := s.Spend(context.Background(), spend("coord", "after-crash", "tp-1")); err != nil {
 		t.Fatalf("spend after the crash: %v", err)
 	}
+}
+
+// logWriter passes a child's error output to the test's log.
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
