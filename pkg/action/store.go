@@ -133,7 +133,7 @@ type Store interface {
 	Close() error
 }
 
-// Errors every store and the HTTP API map to the seed's stable codes.
+// Errors every store and the HTTP API map to stable codes.
 var (
 	ErrActionNotFound    = errors.New("ACTION_NOT_FOUND")
 	ErrVersionNotFound   = errors.New("VERSION_NOT_FOUND")

@@ -26,7 +26,7 @@ type Verification struct {
 	Err error
 }
 
-// Code returns the seed's stable code of a failed verification
+// Code returns stable code of a failed verification
 // ("UNKNOWN_KEY_ID" or "BAD_SIGNATURE"), "" when verified.
 func (v Verification) Code() string {
 	switch {

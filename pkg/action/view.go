@@ -6,7 +6,7 @@ import (
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
-// View is a published version as the seed's API shows it
+// View is a published version as API shows it
 // (GET /actions/{name}/versions/{version}): the schema is the signed payload
 // (the document without "hash", "signature" and "verified"), next to the
 // hash, the signature block and the verification result.

@@ -24,7 +24,7 @@ type Options struct {
 	// end (0, the default, is git apply's exact context).
 	Fuzz int
 	// Partial chooses what happens to the rest of a patch when part of it
-	// does not apply (the seed's atomicity policy).
+	// does not apply (atomicity policy).
 	Partial Partial
 }
 

@@ -4,7 +4,7 @@
 // an object store, as `git apply --cached` would: strictly, with git's offset
 // search, with optional fuzz, or three-way (diff3 of the preimage blob named
 // by the index line, the current content and the patched preimage). It also
-// computes the seed's hunk fingerprints (FingerprintVersion), `git patch-id
+// computes hunk fingerprints (FingerprintVersion), `git patch-id
 // --stable` ids, and overlap between two patches. It works over the small
 // Store interface (blobs and trees by id), so it never touches a worktree and
 // is testable in memory (MemStore); it refuses paths outside the tree, .git

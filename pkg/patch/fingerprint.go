@@ -32,7 +32,7 @@ type Range struct {
 	End   int `json:"end"`
 }
 
-// Fingerprint is the seed's hunk fingerprint (section 7).
+// Fingerprint is hunk fingerprint (section 7).
 type Fingerprint struct {
 	Path               string `json:"path"`
 	BaseRef            string `json:"base_ref"`
@@ -141,7 +141,7 @@ func FileTouches(p *Patch) []string {
 	return out
 }
 
-// ComputeOverlap applies the seed's overlap rule to two fingerprint sets:
+// ComputeOverlap applies overlap rule to two fingerprint sets:
 // two patches overlap when fingerprints share a path and their range hints
 // intersect, or when their base_context_digest is equal and their
 // edit_digest differs. File-level overlap (a path both patches touch) is

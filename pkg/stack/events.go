@@ -288,7 +288,7 @@ type GateComputedPayload struct {
 }
 
 // TaskPayload is the payload of every task.* topic (dispatched, progress,
-// completed, ack, timeout), with the seed's correlation keys (run_id is the
+// completed, ack, timeout), with correlation keys (run_id is the
 // envelope's).
 type TaskPayload struct {
 	TaskID          string   `json:"task_id"`

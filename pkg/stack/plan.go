@@ -220,7 +220,7 @@ func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (Pl
 			graph.Edges = append(graph.Edges, OverlapEdge{A: a, B: b, Level: level, Files: ov.Files, Hunks: ov.Hunks})
 		}
 	}
-	// Rank: priority group, then risk score, then the seed's tie-breaks.
+	// Rank: priority group, then risk score, then tie-breaks.
 	for _, c := range live {
 		q := c.lp.State
 		switch {
@@ -369,7 +369,7 @@ func tieBreak(c *candidate) TieBreak {
 	return TieBreak{ProposalID: c.id, CreatedAt: c.lp.State.CreatedAt, DiffDigest: c.lp.State.DiffDigest}
 }
 
-// tieLess is the seed's selection tie-break: proposal_id, then created_at,
+// tieLess is selection tie-break: proposal_id, then created_at,
 // then diff_digest.
 func tieLess(a, b *candidate) bool {
 	x, y := tieBreak(a), tieBreak(b)

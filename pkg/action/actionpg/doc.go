@@ -1,7 +1,7 @@
 // Package actionpg is the PostgreSQL store of the action registry
 // (action.Store), for deployments where several `dome serve` replicas share
 // one database. Open connects with a pgx pool to a DATABASE_URL
-// (postgres://, postgresql://, or the seed's postgresql+psycopg:// spelling)
+// (postgres://, postgresql://, or postgresql+psycopg:// spelling)
 // and applies the migrations embedded in the binary (migrations/NNNN_*.sql,
 // recorded in schema_migrations with their checksums) under a PostgreSQL
 // advisory lock, so replicas may start at once. The tables are the seed's:

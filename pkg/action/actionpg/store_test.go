@@ -198,7 +198,7 @@ func TestPublish_ConcurrentDifferentBytes_ExactlyOneWins(t *testing.T) {
 	}
 }
 
-// The columns hold the seed's data model, and reads return the exact bytes.
+// The columns hold data model, and reads return the exact bytes.
 func TestPublish_Columns(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// Stable error codes of the API (the seed's six and the server's own).
+// Stable error codes of the API (six and the server's own).
 const (
 	CodeActionNotFound       = "ACTION_NOT_FOUND"
 	CodeVersionNotFound      = "VERSION_NOT_FOUND"
@@ -76,7 +76,7 @@ func Codes() []string {
 	}
 }
 
-// apiError is the seed's error object.
+// apiError is error object.
 type apiError struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`

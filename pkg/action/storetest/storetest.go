@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every action.Store passes (the
-// git store, the PostgreSQL store): the seed's acceptance tests A to F at the
+// git store, the PostgreSQL store): acceptance tests A to F at the
 // store level, idempotent republish, concurrent publishers of one
 // (name, version) and of many, and listing order with latest_version. A new
 // backend is done when Run passes against it. It also hands out the fixed,
