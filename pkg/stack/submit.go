@@ -135,7 +135,7 @@ func (r *Run) recordRejection(out SubmitOutcome, data []byte, pp *ParsedProposal
 	return out, nil
 }
 
-// verify runs the checks of seed section 7 and the policy pre-filter.
+// verify runs the proposal checks and the policy pre-filter.
 func (r *Run) verify(repo *gitstore.Repo, pp *ParsedProposal, opts SubmitOptions) (*checked, *Rejection) {
 	st := &r.State
 	p, h := pp.Proposal, pp.Sealed.Header

@@ -23,7 +23,7 @@ import (
 //	                    else the repository containing the working directory) on
 //	                    BRANCH (default actions, i.e. refs/heads/actions)
 //	#BRANCH             the same with the default repository
-//	postgres://...      the PostgreSQL store (also postgresql:// and the seed's
+//	postgres://...      the PostgreSQL store (also postgresql:// and the
 //	                    postgresql+psycopg://)
 //	postgres            the PostgreSQL store at $DATABASE_URL
 const actionStoreHint = "give --store git:PATH[#BRANCH] (a local repository; default: --repo or the working directory, branch actions) or --store postgres://USER@HOST/DB"
