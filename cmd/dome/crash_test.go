@@ -142,7 +142,18 @@ func TestRun_KilledAtRandomPointsThenResumed(t *testing.T) {
 		runDir := filepath.Join(repo.Dir, "ops", "runs", run)
 		// Nothing left in the scratch parent by the killed coordinators.
 		if left, _ := filepath.Glob(filepath.Join(workParent, "dome-run-"+run+"-*")); len(left) > 0 {
-			t.Errorf("%s: work folders left behind: %v", run, left)
+			for _, d := range left {
+				var in []string
+				filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+					if err == nil {
+						fi, _ := e.Info()
+						in = append(in, fmt.Sprintf("%s %v", p, fi.Mode()))
+					}
+					return nil
+				})
+				b, _ := os.ReadFile(filepath.Join(runDir, orchestrate.WorkDirFile))
+				t.Errorf("%s: work folder left behind: %s (work_dir names %q), holding:\n%s", run, d, b, strings.Join(in, "\n"))
+			}
 		}
 		// The same final tree.
 		if got := integrationTree(t, repo.Dir, run); got != refTree {

@@ -199,6 +199,12 @@ func Start(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	defer c.close()
 	out := &Outcome{RunID: cfg.RunID, Resumed: resumed}
+	if c.rep.v.st.Stopped != nil {
+		// A session killed after the run stopped (while it cleaned up)
+		// left its work folder: this session makes none, so it clears
+		// what work_dir names now.
+		c.sweepWorkDirs()
+	}
 	if st := c.rep.v.st.Stopped; st != nil && st.Reason == StopHumanGate && cfg.ApprovedBy != "" {
 		// Stopped at the human gate, and now approved: promote.
 		stop, err := c.approve()
@@ -653,6 +659,24 @@ func (c *coordinator) removeLastWorkDirs() (removed, left []string) {
 		}
 	}
 	return removed, left
+}
+
+// sweepWorkDirs removes the folders earlier sessions made, for a session
+// that makes none itself; work_dir keeps naming those it could not remove.
+func (c *coordinator) sweepWorkDirs() {
+	if c.tmp != "" || c.cfg.Dispatcher != nil {
+		return
+	}
+	removed, left := c.removeLastWorkDirs()
+	if len(removed) == 0 {
+		return
+	}
+	p := filepath.Join(c.l.Root, WorkDirFile)
+	if len(left) == 0 {
+		os.Remove(p)
+		return
+	}
+	ledger.WriteFileDurable(p, []byte(strings.Join(left, "\n")+"\n"))
 }
 
 func scratchParent() string {

@@ -289,10 +289,27 @@ func TestRun_WavesIntegrateAndPromote(t *testing.T) {
 			t.Errorf("task %s: %v", id, err)
 		}
 	}
-	// Starting it again does nothing more.
+	// Starting it again does nothing more, but clears the work folder a
+	// session killed after the run stopped left behind (named in work_dir).
+	left := filepath.Join(os.TempDir(), "dome-run-r1-"+strings.Repeat("0", 16))
+	if os.Geteuid() == 0 {
+		left = filepath.Join("/tmp", filepath.Base(left))
+	}
+	if err := os.MkdirAll(filepath.Join(left, "scratch", "ro"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(left, "scratch", "ro"), 0o500)
+	if err := os.WriteFile(filepath.Join(l.Root, orchestrate.WorkDirFile), []byte(left+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	again := start(t, w.config("r1", q, nil))
 	if again.Stop.Reason != orchestrate.StopConstraintsMet {
 		t.Fatalf("again: %+v", again.Stop)
+	}
+	if _, err := os.Lstat(left); err == nil {
+		os.Chmod(filepath.Join(left, "scratch", "ro"), 0o700)
+		os.RemoveAll(left)
+		t.Fatalf("a session of a stopped run left %s, named in work_dir", left)
 	}
 	evs, _ := ledger.Read(l.Root, "r1")
 	if len(evs) != rr.Events {
