@@ -146,7 +146,10 @@ type Opened struct {
 type Checker struct {
 	Trusted   *signing.TrustedKeys
 	Validator *spawn.Validator
-	verifier  *grant.Verifier
+	// RunID is the run the daemon serves ("": any): a job signed for
+	// another run is refused (WRONG_RUN) before its contents are read.
+	RunID    string
+	verifier *grant.Verifier
 }
 
 // NewChecker returns a checker trusting keys.
@@ -205,6 +208,9 @@ func (c *Checker) Open(data []byte, now time.Time) (*Opened, error) {
 	var j Job
 	if err := decodeStrict(canon, &j); err != nil {
 		return nil, refuse(CodeMalformed, "/job", "%v", err)
+	}
+	if c.RunID != "" && j.RunID != c.RunID {
+		return nil, refuse(CodeWrongRun, "/job/run_id", "the job is for run %q, this daemon serves run %s", clipID(j.RunID), c.RunID)
 	}
 	if err := j.check(); err != nil {
 		return nil, err
@@ -320,3 +326,11 @@ func decodeStrict(data []byte, v any) error {
 
 // DecodeStrict is decodeStrict for the bodies of the dispatch endpoints.
 func DecodeStrict(data []byte, v any) error { return decodeStrict(data, v) }
+
+// clipID bounds an id quoted from a refused message.
+func clipID(s string) string {
+	if len(s) > 128 {
+		return s[:128]
+	}
+	return s
+}

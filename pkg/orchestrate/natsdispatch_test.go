@@ -162,7 +162,7 @@ func TestNATS_WorkerDaemonsRunTheWaves(t *testing.T) {
 // TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded publishes hostile jobs
 // on a live run's subject: a message that is not a job, a job signed by a
 // key the daemons do not trust, a job signed by the coordinator's key with
-// a SpawnSpec that fails validation. Each is refused by a daemon,
+// a SpawnSpec that fails validation, one signed by it for another run. Each is refused by a daemon,
 // terminated, dead-lettered and recorded in the ledger with its reason
 // code; the run goes on and passes.
 func TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded(t *testing.T) {
@@ -201,7 +201,10 @@ func TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded(t *testing.T) {
 			}
 			return b
 		}
-		for _, m := range [][]byte{[]byte("not a job"), signed(forger), signed(stranger), signed(key)} {
+		msgs := [][]byte{[]byte("not a job"), signed(forger), signed(stranger), signed(key)}
+		job.RunID, job.NodeExecutionID = "other", "nx-0123456789abcdef01234568" // signed by the run's key, for another run
+		msgs = append(msgs, signed(key))
+		for _, m := range msgs {
 			js.Publish(context.Background(), jobwire.TaskSubject("bad"), m)
 		}
 	}()
@@ -224,7 +227,7 @@ func TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded(t *testing.T) {
 			reasons[d.Reason] = true
 		}
 	}
-	for _, want := range []string{jobwire.CodeMalformed, jobwire.CodeBadSignature, jobwire.CodeUnknownKeyID} {
+	for _, want := range []string{jobwire.CodeMalformed, jobwire.CodeBadSignature, jobwire.CodeUnknownKeyID, jobwire.CodeWrongRun} {
 		if !reasons[want] {
 			t.Errorf("no dead letter %s (got %v)", want, reasons)
 		}

@@ -235,6 +235,7 @@ func (d *Daemon) loadInfo(ctx context.Context, wait bool) error {
 			if err != nil {
 				return err
 			}
+			ch.RunID = info.RunID
 			d.mu.Lock()
 			changed := d.info.RunID != "" && d.info.RunID != info.RunID
 			d.info, d.checker = info, ch
