@@ -6,6 +6,10 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,5 +242,64 @@ func TestNATS_BadJobsAreRefusedDeadLetteredAndRecorded(t *testing.T) {
 	}
 	if !spawnRefused {
 		t.Errorf("the invalid SpawnSpec was not refused with a SPAWN_* code (got %v)", reasons)
+	}
+}
+
+// TestNATS_GatewayOutOfReachThenBack cuts the network between a worker
+// daemon and the coordinator's gateway for the daemon's claim calls (a
+// proxy drops the connections): the daemon tries again, then dead-letters
+// the job GATEWAY_UNREACHABLE for redelivery without ending it; once the
+// gateway is back in reach, the redelivered job is claimed and the run
+// passes.
+func TestNATS_GatewayOutOfReachThenBack(t *testing.T) {
+	w := newWorld(t, greet, tools)
+	ns := startNATS(t)
+	addr := freeAddr(t)
+	target, _ := url.Parse("http://" + addr)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	dropped := 0
+	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		drop := req.URL.Path == jobwire.PathClaim && dropped < 3
+		if drop {
+			dropped++
+		}
+		mu.Unlock()
+		if drop {
+			if c, _, err := rw.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		rp.ServeHTTP(rw, req)
+	}))
+	defer proxy.Close()
+	w.daemons(t, ns.URL(), proxy.URL, nil, "w1")
+	out := start(t, w.config("unreach", queue(task("docs", "docs.sh", nil, "")), func(c *orchestrate.Config) {
+		c.Dispatcher = &orchestrate.NATS{URL: ns.URL(), Listen: addr, Insecure: true, AckGrace: time.Second}
+	}))
+	if out.Stop.Reason != orchestrate.StopConstraintsMet {
+		t.Fatalf("stopped: %+v", out.Stop)
+	}
+	evs, _ := ledger.Read(stack.NewLayout(filepath.Join(w.git.Dir, "ops", "runs"), "unreach").Root, "unreach")
+	var dead []orchestrate.DeadLetterPayload
+	redelivered := false
+	for _, e := range evs {
+		switch e.Topic {
+		case orchestrate.TopicDeadLetter:
+			var d orchestrate.DeadLetterPayload
+			json.Unmarshal(e.Payload, &d)
+			dead = append(dead, d)
+		case stack.TopicTaskProgress:
+			redelivered = redelivered || strings.Contains(string(e.Payload), "on worker daemon w1 (delivery 2)")
+		}
+	}
+	if len(dead) != 1 || dead[0].Reason != jobwire.CodeGatewayUnreachable || dead[0].Disposition != jobwire.DispositionRetry ||
+		dead[0].DaemonID != "w1" || dead[0].Ended != "" || dead[0].Delivery != 1 {
+		t.Fatalf("dead letters: %+v, want one GATEWAY_UNREACHABLE for redelivery, ending nothing", dead)
+	}
+	if !redelivered {
+		t.Error("the job was not claimed on its second delivery (redelivered, not ended)")
 	}
 }
