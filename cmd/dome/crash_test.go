@@ -141,7 +141,9 @@ func TestRun_KilledAtRandomPointsThenResumed(t *testing.T) {
 		}
 		runDir := filepath.Join(repo.Dir, "ops", "runs", run)
 		// Nothing left in the scratch parent by the killed coordinators.
-		if left, _ := filepath.Glob(filepath.Join(workParent, "dome-run-"+run+"-*")); len(left) > 0 {
+		left, _ := filepath.Glob(filepath.Join(workParent, "dome-run-"+run+"-*"))
+		checkouts, _ := filepath.Glob(filepath.Join(workParent, "dome-validate-"+run+"-*")) // validation checkouts go in the session's folder
+		if left = append(left, checkouts...); len(left) > 0 {
 			for _, d := range left {
 				var in []string
 				filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {

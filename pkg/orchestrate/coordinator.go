@@ -517,11 +517,11 @@ func (c *coordinator) session(resumed bool) error {
 			return err
 		}
 	}
+	if err := c.makeWorkDir(); err != nil {
+		return err
+	}
 	c.disp = c.cfg.Dispatcher
 	if c.disp == nil {
-		if err := c.makeWorkDir(); err != nil {
-			return err
-		}
 		dome := c.cfg.DomeBinary
 		if dome != "" && !c.cfg.Sandbox.Unconfined() {
 			if dome, err = CopyBinary(dome, filepath.Join(c.tmp, "dome")); err != nil {
@@ -564,7 +564,7 @@ func (c *coordinator) dispatchEnv() DispatchEnv {
 			ttl = d.TTLSeconds
 		}
 	}
-	return DispatchEnv{RunID: c.cfg.RunID, Repo: c.cfg.Repo, Gateway: c.gw, Key: c.key, Now: c.cfg.Now, MaxTTL: time.Duration(ttl) * time.Second,
+	return DispatchEnv{RunID: c.cfg.RunID, Repo: c.cfg.Repo, Gateway: c.gw, Key: c.key, Now: c.cfg.Now, MaxTTL: time.Duration(ttl) * time.Second, WorkDir: c.tmp,
 		Record: func(topic string, payload any) error { return c.sr.Record(topic, c.cfg.Now(), payload) },
 		Events: c.events,
 		Revoke: func(jti string, until time.Time, reason string) {
@@ -585,8 +585,9 @@ func (c *coordinator) dispatchEnv() DispatchEnv {
 		}}
 }
 
-// makeWorkDir makes the session's folder for the local dispatcher's
-// scratch folders, the workers' dome and their sockets. Its path is
+// makeWorkDir makes the session's folder: the local dispatcher's scratch
+// folders, the workers' dome and their sockets, the validation checkouts,
+// a remote dispatcher's files. Its path is
 // written to the run folder's work_dir before the folder is made, so
 // that the next session removes what a coordinator killed with -9 left
 // there (the run's writer lock is held: no other session of the run
@@ -594,7 +595,7 @@ func (c *coordinator) dispatchEnv() DispatchEnv {
 // sandbox still dying) stays named in work_dir beside the new one, so
 // that a later session removes it.
 func (c *coordinator) makeWorkDir() error {
-	if c.tmp != "" || c.cfg.Dispatcher != nil {
+	if c.tmp != "" {
 		return nil
 	}
 	removed, left := c.removeLastWorkDirs()
@@ -664,7 +665,7 @@ func (c *coordinator) removeLastWorkDirs() (removed, left []string) {
 // sweepWorkDirs removes the folders earlier sessions made, for a session
 // that makes none itself; work_dir keeps naming those it could not remove.
 func (c *coordinator) sweepWorkDirs() {
-	if c.tmp != "" || c.cfg.Dispatcher != nil {
+	if c.tmp != "" {
 		return
 	}
 	removed, left := c.removeLastWorkDirs()

@@ -73,7 +73,11 @@ type DispatchEnv struct {
 	// ended without its worker: its late calls are refused).
 	Revoke func(jti string, until time.Time, reason string)
 	// MaxTTL is the longest lifetime of the run's grants.
-	MaxTTL     time.Duration
+	MaxTTL time.Duration
+	// WorkDir is the session's folder, for the dispatcher's files: removed
+	// when the session ends, and by the next session when this one was
+	// killed.
+	WorkDir    string
 	Now        func() time.Time
 	OnFlood    func(execID string)
 	MaxOutputs OutputLimits

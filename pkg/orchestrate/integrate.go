@@ -216,7 +216,8 @@ func (c *coordinator) finish(ctx context.Context) (*StoppedPayload, error) {
 		var vr *stack.ValidateResult
 		err := c.sr.Do(func(r *stack.Run) error {
 			var err error
-			vr, err = stack.ValidateHead(ctx, c.cfg.Repo, r, stack.ValidateOptions{ApplyOptions: c.applyOptions(), Tier: tier, Env: c.cfg.ValidateEnv})
+			vr, err = stack.ValidateHead(ctx, c.cfg.Repo, r, stack.ValidateOptions{ApplyOptions: c.applyOptions(), Tier: tier, Env: c.cfg.ValidateEnv,
+				TempDir: c.tmp}) // in the session's folder: a killed session's checkout is removed by the next
 			return err
 		})
 		if err != nil {

@@ -183,7 +183,7 @@ func (n *NATS) Bind(env DispatchEnv) error {
 	if err != nil {
 		return fmt.Errorf("NATS at %s: consumer %s: %w", n.Name(), jobwire.DeadConsumer(env.RunID), err)
 	}
-	if n.tmp, err = os.MkdirTemp("", "dome-nats-"+env.RunID+"-"); err != nil {
+	if n.tmp, err = os.MkdirTemp(env.WorkDir, "dome-nats-"+env.RunID+"-"); err != nil {
 		return err
 	}
 	n.ln, err = net.Listen("tcp", n.Listen)
