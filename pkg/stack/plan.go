@@ -335,24 +335,29 @@ func ComputePlan(repo *gitstore.Repo, l Layout, st *State, opts PlanOptions) (Pl
 		c.RunID, c.WaveID, c.StackPlanID = st.RunID, st.WaveID, plan.StackPlanID
 		c.DecisionID = fmt.Sprintf("conflict-%s-%d", strings.TrimPrefix(c.ConflictFingerprint, "sha256:")[:16], c.Attempt)
 	}
-	sort.SliceStable(sim.conflicts, func(i, j int) bool {
-		a, b := sim.conflicts[i], sim.conflicts[j]
-		if a.PolicyPrecedence != b.PolicyPrecedence {
-			return a.PolicyPrecedence < b.PolicyPrecedence
-		}
-		if a.ProposalID != b.ProposalID {
-			return a.ProposalID < b.ProposalID
-		}
-		if a.ConflictFingerprint != b.ConflictFingerprint {
-			return a.ConflictFingerprint < b.ConflictFingerprint
-		}
-		return a.Attempt < b.Attempt
-	})
+	sort.SliceStable(sim.conflicts, func(i, j int) bool { return conflictLess(&sim.conflicts[i], &sim.conflicts[j]) })
 	res.Plan, res.Selection, res.Conflicts = plan, sel, sim.conflicts
 	if res.Conflicts == nil {
 		res.Conflicts = []ConflictDecision{}
 	}
 	return res, nil
+}
+
+// conflictLess is the arbitration order of conflict decisions
+// (ConflictTieBreakOrder): policy precedence (lower first), then proposal
+// id, then conflict fingerprint; a proposal's attempts at the same
+// conflict last, in order.
+func conflictLess(a, b *ConflictDecision) bool {
+	if a.PolicyPrecedence != b.PolicyPrecedence {
+		return a.PolicyPrecedence < b.PolicyPrecedence
+	}
+	if a.ProposalID != b.ProposalID {
+		return a.ProposalID < b.ProposalID
+	}
+	if a.ConflictFingerprint != b.ConflictFingerprint {
+		return a.ConflictFingerprint < b.ConflictFingerprint
+	}
+	return a.Attempt < b.Attempt
 }
 
 func riskRank(c string) int {
