@@ -8,7 +8,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/dome-registry/dome/cmd/internal/domeotel"
+	"github.com/dome-registry/dome/internal/domeotel"
 )
 
 func main() { os.Exit(domeotel.Main(context.Background(), os.Args, os.Stdout, os.Stderr)) }
