@@ -73,7 +73,9 @@ type Client struct {
 // New checks the settings (the SDK pin against linked, the version this
 // program links; "" skips the check) and returns a client.
 func New(s Settings, linked string) (*Client, error) {
-	cfg := func(msg string) error { return &provider.Error{Code: provider.CodeConfig, Provider: s.ID, Message: msg} }
+	cfg := func(msg string) error {
+		return &provider.Error{Code: provider.CodeConfig, Provider: s.ID, Message: msg}
+	}
 	if linked != "" && s.SDKPin != "" && linked != s.SDKPin {
 		return nil, cfg(fmt.Sprintf("the runtime pins %s %s but dome-openai links %s; pin %s or install a dome-openai built with that SDK", provider.OpenAIModule, s.SDKPin, linked, linked))
 	}
