@@ -11,16 +11,24 @@ TESTFLAGS ?=
 TESTJSON  ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The helper programs dome runs when their integration is used (they keep
+# the OpenAI and OpenTelemetry SDKs out of dome's start-up) are built beside
+# it; one set of -X flags serves all three (the linker ignores the others').
+HELPERS   := dome-openai dome-otel
 LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
-             -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT)
+             -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT) \
+             -X github.com/dome-registry/dome/internal/domeopenai.Version=$(VERSION) \
+             -X github.com/dome-registry/dome/internal/domeotel.Version=$(VERSION)
 
 .PHONY: help build demo test bench fleet fuzz lint docs install-check release-check vendor-check conformance contract clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/dome
+build: ## build bin/dome and its helper programs bin/dome-openai and bin/dome-otel
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dome
+	@for h in $(HELPERS); do echo "CGO_ENABLED=0 $(GO) build ... -o $(dir $(BIN))$$h ./cmd/$$h"; \
+	  CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(dir $(BIN))$$h ./cmd/$$h || exit 1; done
 
 demo: build ## run the main job on the example registry in this repo
 	./scripts/demo.sh $(BIN)
@@ -57,7 +65,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 docs: ## regenerate the command reference (docs/reference/, docs/man/) from the CLI definitions
 	$(GO) run ./cmd/dome/internal/docgen
 
-install-check: ## prove go install github.com/dome-registry/dome/cmd/dome@VERSION works (a local module proxy, a clean GOPATH)
+install-check: ## prove go install github.com/dome-registry/dome/cmd/{dome,dome-openai,dome-otel}@VERSION works (a local module proxy, a clean GOPATH)
 	./scripts/go-install-check.sh
 
 release-check: ## goreleaser check, and two snapshot builds that must be byte-identical (builds goreleaser once)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves that a user's `go install github.com/dome-registry/dome/cmd/dome@VERSION`
-# works: the committed module (HEAD, or $1) served as VERSION by a local
+# works, with the helper programs dome runs from beside itself (cmd/dome-openai,
+# cmd/dome-otel): the committed module (HEAD, or $1) served as VERSION by a local
 # module proxy, installed with a clean GOPATH and module cache, GOFLAGS=-mod=mod,
 # no go.work and no checksum database; its dependencies come from this
 # machine's module cache (served as a second file:// proxy), then the
@@ -19,7 +20,9 @@ mkdir -p "$tmp/elsewhere"
   cd "$tmp/elsewhere"
   env GOPATH="$tmp/gopath" GOMODCACHE="$tmp/gopath/pkg/mod" GOFLAGS=-mod=mod GOWORK=off \
     GOSUMDB=off GOTOOLCHAIN=local GOPROXY="file://$tmp/proxy,file://$cache,$upstream" \
-    go install "github.com/dome-registry/dome/cmd/dome@$version"
+    go install "github.com/dome-registry/dome/cmd/dome@$version" \
+      "github.com/dome-registry/dome/cmd/dome-openai@$version" \
+      "github.com/dome-registry/dome/cmd/dome-otel@$version"
 )
 out=$("$tmp/gopath/bin/dome" version --json)
 echo "$out"
@@ -28,4 +31,13 @@ if ! grep -q "\"version\": \"$version\"" <<<"$out"; then
   exit 1
 fi
 "$tmp/gopath/bin/dome" --repo . registry list >/dev/null
-echo "go-install-check: go install github.com/dome-registry/dome/cmd/dome@$version works"
+"$tmp/gopath/bin/dome-otel" --version | grep -q "dome-otel $version" ||
+  { echo "go-install-check: the installed dome-otel does not report $version" >&2; exit 1; }
+# The installed dome-openai links the SDK version the example runtime pins.
+pin=$(sed -n 's/.*"version": *"\(v[^"]*\)".*/\1/p' registry/agents/runtimes/openai.runtime.json)
+sdk=$("$tmp/gopath/bin/dome-openai" --sdk-version)
+if [ "$sdk" != "$pin" ]; then
+  echo "go-install-check: the installed dome-openai links openai-go $sdk; registry/agents/runtimes/openai.runtime.json pins $pin" >&2
+  exit 1
+fi
+echo "go-install-check: go install github.com/dome-registry/dome/cmd/{dome,dome-openai,dome-otel}@$version works (dome-openai links openai-go $sdk)"

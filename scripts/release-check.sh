@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the release configuration with goreleaser itself: goreleaser check on
-# .goreleaser.yaml, then a snapshot build for this platform, twice, whose
-# binaries must be byte-identical (-trimpath, no build id, commit-time file
+# .goreleaser.yaml, then snapshot builds of dome and its helpers for this
+# platform, twice each, whose binaries must be byte-identical (-trimpath, no build id, commit-time file
 # times). goreleaser is built once from the Go module proxy into bin/tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,13 +14,18 @@ fi
 "$tools/goreleaser" check
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" dist completions' EXIT
-for i in 1 2; do
-  "$tools/goreleaser" build --snapshot --clean --single-target --output "$tmp/dome-$i" >"$tmp/build-$i.log" 2>&1 ||
-    { cat "$tmp/build-$i.log"; exit 1; }
+# dome and its helper programs, each built twice.
+for id in dome dome-openai dome-otel; do
+  for i in 1 2; do
+    "$tools/goreleaser" build --snapshot --clean --single-target --id "$id" --output "$tmp/$id-$i" >"$tmp/build-$id-$i.log" 2>&1 ||
+      { cat "$tmp/build-$id-$i.log"; exit 1; }
+  done
+  if ! cmp "$tmp/$id-1" "$tmp/$id-2"; then
+    echo "release-check: two snapshot builds of $id from one commit differ: the release build is not reproducible" >&2
+    exit 1
+  fi
 done
-if ! cmp "$tmp/dome-1" "$tmp/dome-2"; then
-  echo "release-check: two snapshot builds of one commit differ: the release build is not reproducible" >&2
-  exit 1
-fi
 "$tmp/dome-1" version
-echo "release-check: goreleaser check passed; two snapshot builds are byte-identical ($(sha256sum "$tmp/dome-1" | cut -c1-16)...)"
+"$tmp/dome-openai-1" --version
+"$tmp/dome-otel-1" --version
+echo "release-check: goreleaser check passed; two snapshot builds of dome, dome-openai and dome-otel are byte-identical ($(sha256sum "$tmp/dome-1" | cut -c1-16)...)"

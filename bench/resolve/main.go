@@ -44,6 +44,8 @@ func main() {
 	commits := flag.Int("commits", 5000, "commits in the synthetic registry")
 	runs := flag.Int("runs", 21, "measured runs of the cold single lookup, interleaved")
 	batchRuns := flag.Int("batch-runs", 3, "measured runs of the 1,000 lookups, interleaved")
+	var others variants
+	flag.Var(&others, "other", "`LABEL=PATH` of another dome binary whose cold lookup (a) runs in the same loop (repeatable): a build from before a change")
 	flag.Parse()
 	if *dome == "" {
 		fail("set -dome or DOME_BIN")
@@ -106,11 +108,15 @@ func main() {
 	if a, b := output(*dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"), output("git", "-C", repo, "show", gitRef(one)+":"+one.path); !bytes.Equal(a, b) {
 		fail("dome and git disagree on " + one.tool + "@" + one.ref)
 	}
-	single, err := benchrun.Interleave(*runs, 1,
+	singleJobs := []benchrun.Job{
 		quick("dome", *dome, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"),
 		quick("git show", "git", "-C", repo, "show", gitRef(one)+":"+one.path),
 		quick("cat-file", "git", "-C", repo, "cat-file", "blob", blob),
-		quick("go-git start-up", probe))
+		quick("go-git start-up", probe)}
+	for _, o := range others {
+		singleJobs = append(singleJobs, quick("other "+o.label, o.path, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"))
+	}
+	single, err := benchrun.Interleave(*runs, 1, singleJobs...)
 	must(err)
 
 	// (b) 1,000 lookups
@@ -159,6 +165,9 @@ func main() {
 			benchrun.Ms(f.Wall()), benchrun.Ms(f.CPU()), floor)
 	}
 	row("(a) cold registry cat vs git show", single["dome"], single["git show"], single["cat-file"], "git cat-file blob")
+	for _, o := range others {
+		row("(a) the same, "+o.label, single["other "+o.label], single["git show"], single["cat-file"], "git cat-file blob")
+	}
 	t.Row("    a Go program linking go-git that exits at once", "", "", "", "", "", "", benchrun.Ms(single["go-git start-up"].Wall()), benchrun.Ms(single["go-git start-up"].CPU()), "dome's start-up floor")
 	row("(b) 1,000 lookups: resolve --batch vs a loop of git show", batches["batch"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
 	row(fmt.Sprintf("(b') the same, %d release tags first checked against their records", remembered), batches["first"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
@@ -332,4 +341,20 @@ func must(err error) {
 func fail(msg string) {
 	fmt.Fprintln(os.Stderr, "bench/resolve:", msg)
 	os.Exit(1)
+}
+
+// variant is another dome binary to measure beside -dome.
+type variant struct{ label, path string }
+
+type variants []variant
+
+func (v *variants) String() string { return fmt.Sprint(*v) }
+
+func (v *variants) Set(s string) error {
+	label, path, ok := strings.Cut(s, "=")
+	if !ok || label == "" || path == "" {
+		return fmt.Errorf("want LABEL=PATH, got %q", s)
+	}
+	*v = append(*v, variant{label, path})
+	return nil
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/domeopenai"
+	"github.com/dome-registry/dome/internal/domeotel"
 	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -33,6 +35,11 @@ var update = flag.Bool("update", false, "rewrite the expected output in testdata
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dome": func() { os.Exit(app.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		// dome's helper programs, beside dome on PATH as a release installs them
+		"dome-otel": func() { os.Exit(domeotel.Main(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+		"dome-openai": func() {
+			os.Exit(domeopenai.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		},
 	})
 }
 
@@ -107,6 +114,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// gitdaemon DIR: serve the repositories below DIR with a real
 			// "git daemon" on 127.0.0.1 and set $GITD to its git:// base URL.
 			"gitdaemon": gitDaemon,
+			// chatserver: an OpenAI-compatible server for this script at
+			// $CHAT_URL (chatserver_test.go).
+			"chatserver": chatServer,
 			// pgpkey NAME: write an OpenPGP key pair to NAME.key (armored
 			// private) and NAME.pub (armored public).
 			"pgpkey": pgpKey,

@@ -81,3 +81,41 @@ func TestDomeBinaryLinksNoDocGenerator(t *testing.T) {
 		}
 	}
 }
+
+// TestDomeBinaryLinksNoHeavyIntegrations: the OpenAI SDK and the
+// OpenTelemetry SDK (with gRPC and protobuf) live in the dome-openai and
+// dome-otel helper programs, which dome runs when they are used; linked
+// into dome, their package initialisation would slow every command's start
+// (bench/startup). The helpers are checked to link them, so the test
+// cannot pass by listing the wrong packages.
+func TestDomeBinaryLinksNoHeavyIntegrations(t *testing.T) {
+	heavy := []string{"github.com/openai/openai-go", "go.opentelemetry.io/", "google.golang.org/grpc", "google.golang.org/protobuf"}
+	deps := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", "-tags", "urfave_cli_no_docs", module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	links := func(deps []string, prefix string) bool {
+		for _, d := range deps {
+			if strings.HasPrefix(d, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, dep := range deps("cmd/dome") {
+		for _, h := range heavy {
+			if strings.HasPrefix(dep, h) {
+				t.Errorf("bin/dome links %s: it belongs in a helper program (cmd/dome-openai, cmd/dome-otel) that dome runs through pkg/helperexec", dep)
+			}
+		}
+	}
+	if !links(deps("cmd/dome-openai"), heavy[0]) {
+		t.Errorf("cmd/dome-openai does not link %s", heavy[0])
+	}
+	if otel := deps("cmd/dome-otel"); !links(otel, heavy[1]) || !links(otel, heavy[3]) {
+		t.Errorf("cmd/dome-otel does not link the OpenTelemetry SDK")
+	}
+}

@@ -13,7 +13,7 @@ import (
 // TestGoreleaser_MatchesItsSchema validates .goreleaser.yaml against the
 // schema goreleaser v2.15.1 publishes (make release-check runs goreleaser
 // check itself), and checks the promises the file makes: the six targets,
-// make build's flags, reproducible times, checksums and an SBOM.
+// make build's flags for dome and its helpers, all three in the archive, reproducible times, checksums and an SBOM.
 func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 	schemaDoc, err := os.ReadFile("testdata/goreleaser.schema.json")
 	if err != nil {
@@ -40,7 +40,6 @@ func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 	}
 
 	cfg := doc.(map[string]any)
-	build := cfg["builds"].([]any)[0].(map[string]any)
 	join := func(v any) string {
 		var out []string
 		for _, x := range v.([]any) {
@@ -48,26 +47,48 @@ func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if got := join(build["goos"]) + " / " + join(build["goarch"]); got != "linux darwin windows / amd64 arm64" {
-		t.Errorf("targets %q", got)
-	}
-	flags := join(build["flags"])
-	for _, want := range []string{"-trimpath", "-tags=urfave_cli_no_docs"} {
-		if !strings.Contains(flags, want) {
-			t.Errorf("build flags %q lack %s", flags, want)
+	// dome and its helper programs, built alike and archived together
+	// (dome looks for the helpers beside itself).
+	versionVar := map[string]string{"dome": "cmd/dome/internal/app.Version", "dome-openai": "internal/domeopenai.Version", "dome-otel": "internal/domeotel.Version"}
+	var ids []string
+	for _, b := range cfg["builds"].([]any) {
+		build := b.(map[string]any)
+		id, _ := build["id"].(string)
+		ids = append(ids, id)
+		if build["main"] != "./cmd/"+id || build["binary"] != id {
+			t.Errorf("build %s: main %v, binary %v", id, build["main"], build["binary"])
+		}
+		if got := join(build["goos"]) + " / " + join(build["goarch"]); got != "linux darwin windows / amd64 arm64" {
+			t.Errorf("build %s: targets %q", id, got)
+		}
+		flags := join(build["flags"])
+		for _, want := range []string{"-trimpath", "-tags=urfave_cli_no_docs"} {
+			if !strings.Contains(flags, want) {
+				t.Errorf("build %s: flags %q lack %s", id, flags, want)
+			}
+		}
+		if join(build["env"]) != "CGO_ENABLED=0" {
+			t.Errorf("build %s: env %v", id, build["env"])
+		}
+		if build["mod_timestamp"] != "{{ .CommitTimestamp }}" {
+			t.Errorf("build %s: mod_timestamp %v: binaries' times must be the commit's", id, build["mod_timestamp"])
+		}
+		ld := join(build["ldflags"])
+		for _, want := range []string{"-buildid=", versionVar[id] + "=v{{ .Version }}"} {
+			if !strings.Contains(ld, want) {
+				t.Errorf("build %s: ldflags %q lack %s", id, ld, want)
+			}
+		}
+		if id == "dome" && !strings.Contains(ld, "app.Commit={{ .FullCommit }}") {
+			t.Errorf("build dome: ldflags %q lack the commit", ld)
 		}
 	}
-	if join(build["env"]) != "CGO_ENABLED=0" {
-		t.Errorf("build env %v", build["env"])
+	if got := strings.Join(ids, " "); got != "dome dome-openai dome-otel" {
+		t.Errorf("builds %q, want dome and its two helpers", got)
 	}
-	if build["mod_timestamp"] != "{{ .CommitTimestamp }}" {
-		t.Errorf("mod_timestamp %v: binaries' times must be the commit's", build["mod_timestamp"])
-	}
-	ld := join(build["ldflags"])
-	for _, want := range []string{"-buildid=", "app.Version=v{{ .Version }}", "app.Commit={{ .FullCommit }}"} {
-		if !strings.Contains(ld, want) {
-			t.Errorf("ldflags %q lack %s", ld, want)
-		}
+	archive := cfg["archives"].([]any)[0].(map[string]any)
+	if got := join(archive["ids"]); got != "dome dome-openai dome-otel" {
+		t.Errorf("the archive holds the builds %q, want dome and its helpers", got)
 	}
 	if _, ok := cfg["checksum"]; !ok {
 		t.Error("no checksum")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +15,7 @@ import (
 )
 
 // TestRun_OpenAIProviderInProcessServer runs an agent through the real
-// OpenAI Go SDK against an in-process OpenAI-compatible server that records
+// OpenAI Go SDK (in dome-openai, run as dome runs it) against an in-process OpenAI-compatible server that records
 // the requests: the abilities are in the system message, ahead of the
 // system prompt, before the user message, within the token budget.
 func TestRun_OpenAIProviderInProcessServer(t *testing.T) {
@@ -43,7 +44,13 @@ func TestRun_OpenAIProviderInProcessServer(t *testing.T) {
 		SDK: &provider.SDK{Module: provider.OpenAIModule, Version: "v3.96.0"}, BaseURL: "https://api.openai.invalid/v1",
 		Auth: &provider.Auth{APIKeyEnv: "KEY"}, Models: []string{"m"}, TimeoutSeconds: 5}
 	r := NewRunner(Env{Catalog: c, Provider: func(rt *provider.Runtime) (provider.Provider, error) {
-		return provider.New(rt, provider.Options{BaseURL: srv.URL, Getenv: func(string) string { return "k" }, SDKVersion: "v3.96.0"})
+		getenv := func(k string) string {
+			if k == "KEY" {
+				return "k"
+			}
+			return os.Getenv(k) // DOME_EXEC_PATH: where TestMain put dome-openai
+		}
+		return provider.New(rt, provider.Options{BaseURL: srv.URL, Getenv: getenv})
 	}})
 	res, err := r.Start(context.Background(), StartOptions{RunID: "r", Agent: "coder", Task: "write table-driven go tests"})
 	if err != nil || res.Status != StatusSucceeded || res.Usage.PromptTokens != 18 {

@@ -192,20 +192,3 @@ func TestExport_AnotherRunAnotherTrace(t *testing.T) {
 		t.Fatal("two ledgers under one run id share a trace id")
 	}
 }
-
-func TestTracesURL(t *testing.T) {
-	for _, c := range []struct{ traces, base, want string }{
-		{"", "http://localhost:4318", "http://localhost:4318/v1/traces"},
-		{"", "http://localhost:4318/", "http://localhost:4318/v1/traces"},
-		{"https://otel.example:4318/custom", "http://ignored", "https://otel.example:4318/custom"},
-		{"", "", ""},
-	} {
-		got, err := otelexport.TracesURL(c.traces, c.base)
-		if err != nil || got != c.want {
-			t.Errorf("TracesURL(%q, %q) = %q, %v; want %q", c.traces, c.base, got, err, c.want)
-		}
-	}
-	if _, err := otelexport.TracesURL("", "localhost:4318"); err == nil {
-		t.Error("an endpoint without a scheme is accepted")
-	}
-}

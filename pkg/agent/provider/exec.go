@@ -18,22 +18,38 @@ type execProvider struct {
 	rt   *Runtime
 	argv []string
 	env  []string
+	// kind is "exec", or "openai" for the dome-openai helper, which may
+	// also answer a provider error ({"error": {"code", "message",
+	// "status"}}) with exit status 1.
+	kind string
+	// timeout bounds the command; limit its output.
+	timeout time.Duration
+	limit   int
 }
 
 func newExec(rt *Runtime, opts Options) (Provider, error) {
 	if len(opts.Exec) == 0 || opts.Exec[0] == "" {
 		return nil, &Error{Code: CodeConfig, Provider: rt.ID, Message: "the exec runtime needs a command: pass --exec 'PROGRAM ARGS...'"}
 	}
-	return &execProvider{rt: rt, argv: append([]string(nil), opts.Exec...), env: opts.Env}, nil
+	return &execProvider{rt: rt, argv: append([]string(nil), opts.Exec...), env: opts.Env, kind: "exec", timeout: rt.Timeout(), limit: rt.ResponseLimit()}, nil
 }
 
-func (p *execProvider) Kind() string { return "exec" }
+func (p *execProvider) Kind() string { return p.kind }
 
 // execResponse is what the command must print: one JSON object.
 type execResponse struct {
 	Text  *string `json:"text"`
 	Model string  `json:"model"`
 	Usage *Usage  `json:"usage"`
+}
+
+// helperError is the error answer of the dome-openai helper.
+type helperError struct {
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Status  int    `json:"status,omitempty"`
+	} `json:"error"`
 }
 
 // limitedBuffer keeps at most max bytes and remembers that more came.
@@ -66,12 +82,12 @@ func (p *execProvider) Complete(ctx context.Context, req Request) (Response, err
 	if err != nil {
 		return Response{}, &Error{Code: CodeConfig, Provider: p.rt.ID, Message: "encode the request: " + err.Error(), Err: err}
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.rt.Timeout())
+	cctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, p.argv[0], p.argv[1:]...)
 	cmd.Env = p.env
 	cmd.Stdin = bytes.NewReader(append(body, '\n'))
-	stdout := &limitedBuffer{max: p.rt.ResponseLimit()}
+	stdout := &limitedBuffer{max: p.limit}
 	stderr := &limitedBuffer{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -86,7 +102,12 @@ func (p *execProvider) Complete(ctx context.Context, req Request) (Response, err
 	case ctx.Err() != nil:
 		return Response{}, &Error{Code: CodeCancelled, Provider: p.rt.ID, Message: "cancelled: " + ctx.Err().Error(), Err: ctx.Err()}
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return Response{}, &Error{Code: CodeTimeout, Provider: p.rt.ID, Message: fmt.Sprintf("%s did not answer within %s: process group killed", p.argv[0], p.rt.Timeout())}
+		return Response{}, &Error{Code: CodeTimeout, Provider: p.rt.ID, Message: fmt.Sprintf("%s did not answer within %s: process group killed", p.argv[0], p.timeout)}
+	case werr != nil && p.kind == "openai" && !stdout.over:
+		if err := p.decodeError(stdout.buf.Bytes()); err != nil {
+			return Response{}, err
+		}
+		return Response{}, &Error{Code: CodeFailed, Provider: p.rt.ID, Message: fmt.Sprintf("%s failed: %v%s", p.argv[0], werr, stderrTail(stderr)), Err: werr}
 	case werr != nil:
 		return Response{}, &Error{Code: CodeFailed, Provider: p.rt.ID, Message: fmt.Sprintf("%s failed: %v%s", p.argv[0], werr, stderrTail(stderr)), Err: werr}
 	case stdout.over:
@@ -123,6 +144,25 @@ func (p *execProvider) decode(out []byte) (Response, error) {
 		resp.Usage = *r.Usage
 	}
 	return resp, nil
+}
+
+// errorCodes are the codes the helper may answer (the allowlist and
+// cancellation are decided here).
+var errorCodes = map[string]bool{CodeTimeout: true, CodeBadResponse: true, CodeHTTP: true, CodeFailed: true, CodeConfig: true, CodeOutputLimit: true}
+
+// decodeError reads the helper's error answer; nil when out is not one.
+func (p *execProvider) decodeError(out []byte) error {
+	var h helperError
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if !utf8.Valid(out) || dec.Decode(&h) != nil || dec.More() || h.Error == nil || !errorCodes[h.Error.Code] {
+		return nil
+	}
+	msg := h.Error.Message
+	if len(msg) > 1000 {
+		msg = msg[:1000] + "..."
+	}
+	return &Error{Code: h.Error.Code, Provider: p.rt.ID, Message: msg, Status: h.Error.Status}
 }
 
 func stderrTail(b *limitedBuffer) string {

@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +33,26 @@ func FuzzExecResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out []byte) {
 		_, err := p.decode(out)
 		if err != nil && CodeOf(err) != CodeBadResponse {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+// FuzzHelperError: whatever dome-openai prints when it fails is a provider
+// error with one of the codes it may give, or not an error answer at all.
+func FuzzHelperError(f *testing.F) {
+	for _, s := range []string{`{"error":{"code":"PROVIDER_HTTP_ERROR","message":"HTTP 401","status":401}}`, `{"error":{"code":"MODEL_NOT_ALLOWED","message":"x"}}`,
+		`{"error":null}`, `{"error":{"code":"PROVIDER_TIMEOUT","message":"` + strings.Repeat("x", 2000) + `"}}`, "\xff", `{}`} {
+		f.Add([]byte(s))
+	}
+	p := &execProvider{rt: &Runtime{ID: "t"}, argv: []string{"dome-openai"}, kind: "openai"}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		err := p.decodeError(out)
+		if err == nil {
+			return
+		}
+		var pe *Error
+		if !errors.As(err, &pe) || !errorCodes[pe.Code] || len(pe.Message) > 1003 {
 			t.Fatalf("%v", err)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,24 +61,27 @@ func openaiRuntime(base string) *Runtime {
 		Defaults: &Defaults{Seed: &seed}}
 }
 
+// env holds the key; the rest (DOME_EXEC_PATH, where TestMain put
+// dome-openai) is the process's.
 func env(k string) string {
 	if k == "TEST_OPENAI_KEY" {
 		return "sk-test-123"
 	}
-	return ""
+	return os.Getenv(k)
 }
 
 func newOpenAIForTest(t *testing.T, s *chatServer) Provider {
 	t.Helper()
-	p, err := New(openaiRuntime(s.URL+"/v1"), Options{Getenv: env, SDKVersion: "v3.96.0"})
+	p, err := New(openaiRuntime(s.URL+"/v1"), Options{Getenv: env})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-// TestOpenAI_RealClientAgainstCompatibleServer runs the OpenAI Go SDK
-// against an in-process server and checks what it sent: the system message
+// TestOpenAI_RealClientAgainstCompatibleServer runs the OpenAI Go SDK (in
+// dome-openai, run as dome runs it) against an in-process server and checks
+// what it sent: the system message
 // (abilities, then the system prompt) before the user prompt, the model,
 // temperature 0, the sampling seed, the token limit and the key from the
 // environment.
@@ -104,9 +109,6 @@ func TestOpenAI_RealClientAgainstCompatibleServer(t *testing.T) {
 	}
 	if r.Body["model"] != "gpt-4o-mini" || r.Body["temperature"] != 0.0 || r.Body["seed"] != 7.0 || r.Body["max_completion_tokens"] != 64.0 {
 		t.Fatalf("body %v", r.Body)
-	}
-	if v := LinkedSDKVersion(); v != "" && v != "v3.96.0" {
-		t.Fatalf("this binary links openai-go %s; the example runtime pins v3.96.0", v)
 	}
 }
 
@@ -156,20 +158,77 @@ func TestOpenAI_Failures(t *testing.T) {
 func TestOpenAI_Config(t *testing.T) {
 	s := newChatServer(t)
 	rt := openaiRuntime(s.URL)
-	if _, err := New(rt, Options{Getenv: env, SDKVersion: "v3.95.0"}); CodeOf(err) != CodeConfig || !strings.Contains(err.Error(), "pins github.com/openai/openai-go/v3 v3.96.0 but this dome links v3.95.0") {
-		t.Fatalf("pin: %v", err)
+	// The pin is checked by dome-openai against the SDK it links.
+	pinned := openaiRuntime(s.URL)
+	pinned.SDK = &SDK{Module: OpenAIModule, Version: "v3.95.0"}
+	p, err := New(pinned, Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := New(rt, Options{Getenv: func(string) string { return "" }, SDKVersion: "v3.96.0"}); CodeOf(err) != CodeConfig || !strings.Contains(err.Error(), "TEST_OPENAI_KEY is not set") {
+	if _, err := p.Complete(context.Background(), Request{Model: "gpt-4o-mini"}); CodeOf(err) != CodeConfig ||
+		!strings.Contains(err.Error(), "pins github.com/openai/openai-go/v3 v3.95.0 but dome-openai links v3.96.0") || len(s.reqs) != 0 {
+		t.Fatalf("pin: %v (%d requests)", err, len(s.reqs))
+	}
+	if _, err := New(rt, Options{Getenv: func(string) string { return "" }}); CodeOf(err) != CodeConfig || !strings.Contains(err.Error(), "TEST_OPENAI_KEY is not set") {
 		t.Fatalf("key: %v", err)
 	}
-	p, _ := New(rt, Options{Getenv: env, SDKVersion: "v3.96.0"})
+	p, _ = New(rt, Options{Getenv: env})
 	if _, err := p.Complete(context.Background(), Request{Model: "gpt-5"}); CodeOf(err) != CodeModelNotAllowed || len(s.reqs) != 0 {
 		t.Fatalf("allowlist: %v (%d requests)", err, len(s.reqs))
 	}
 	// --base-url points the runtime at any compatible server.
 	other := newChatServer(t)
-	p, _ = New(openaiRuntime("https://api.openai.invalid/v1"), Options{Getenv: env, SDKVersion: "v3.96.0", BaseURL: other.URL})
+	p, _ = New(openaiRuntime("https://api.openai.invalid/v1"), Options{Getenv: env, BaseURL: other.URL})
 	if _, err := p.Complete(context.Background(), Request{Model: "gpt-4o-mini"}); err != nil || len(other.reqs) != 1 || other.reqs[0].Path != "/chat/completions" {
 		t.Fatalf("%v %+v", err, other.reqs)
+	}
+}
+
+// TestOpenAI_Helper: dome-openai is found where pkg/helperexec looks, or
+// named; missing, the runtime cannot be used, and the error says how to
+// install it. The key reaches the helper through its environment, never
+// its command line.
+func TestOpenAI_Helper(t *testing.T) {
+	s := newChatServer(t)
+	rt := openaiRuntime(s.URL)
+	empty := t.TempDir()
+	noHelper := func(k string) string {
+		switch k {
+		case "TEST_OPENAI_KEY":
+			return "sk-test-123"
+		case "DOME_EXEC_PATH", "PATH":
+			return empty
+		}
+		return ""
+	}
+	_, err := New(rt, Options{Getenv: noHelper, Version: "v1.4.0"})
+	if CodeOf(err) != CodeConfig || !strings.Contains(err.Error(), "dome-openai: helper program not found: looked in DOME_EXEC_PATH ("+empty+")") ||
+		!strings.Contains(err.Error(), "go install github.com/dome-registry/dome/cmd/dome-openai@v1.4.0") {
+		t.Fatalf("%v", err)
+	}
+	p, err := New(rt, Options{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := p.(*execProvider)
+	for _, a := range ep.argv {
+		if strings.Contains(a, "sk-test-123") {
+			t.Fatalf("the key is on the command line: %q", ep.argv)
+		}
+	}
+	if !slices.Contains(ep.env, OpenAIKeyEnv+"=sk-test-123") {
+		t.Fatal("the key is not in the helper's environment")
+	}
+	// A named helper that is not one: a failed provider, its stderr quoted.
+	bad := script(t, `cat >/dev/null; echo 'not a model' >&2; exit 4`)
+	p, _ = New(rt, Options{Getenv: env, Helper: bad})
+	if _, err := p.Complete(context.Background(), Request{Model: "gpt-4o-mini"}); CodeOf(err) != CodeFailed || !strings.Contains(err.Error(), "not a model") {
+		t.Fatalf("%v", err)
+	}
+	// An error answer with a code the provider does not give is no error answer.
+	odd := script(t, `cat >/dev/null; echo '{"error":{"code":"MODEL_NOT_ALLOWED","message":"x"}}'; exit 1`)
+	p, _ = New(rt, Options{Getenv: env, Helper: odd})
+	if _, err := p.Complete(context.Background(), Request{Model: "gpt-4o-mini"}); CodeOf(err) != CodeFailed {
+		t.Fatalf("%v", err)
 	}
 }

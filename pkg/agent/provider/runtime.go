@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -152,24 +150,6 @@ func (rt *Runtime) Sampling(temperature *float64, seed *int64, maxTokens int) Sa
 	return s
 }
 
-// LinkedSDKVersion returns the version of the OpenAI SDK this binary links,
-// from its build information ("" when the binary carries none).
-func LinkedSDKVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, d := range bi.Deps {
-		if d.Path == OpenAIModule {
-			if d.Replace != nil {
-				return d.Replace.Version
-			}
-			return d.Version
-		}
-	}
-	return ""
-}
-
 // Options are what a provider takes from outside the registry.
 type Options struct {
 	// Exec is the command line of the exec kind (argv; no shell).
@@ -180,11 +160,12 @@ type Options struct {
 	Getenv func(string) string
 	// BaseURL replaces the runtime's base URL (any OpenAI-compatible server).
 	BaseURL string
-	// HTTPClient is the openai kind's client (default: a plain one).
-	HTTPClient *http.Client
-	// SDKVersion is the linked SDK version to check the runtime's pin
-	// against (default LinkedSDKVersion()).
-	SDKVersion string
+	// Helper is the dome-openai program the openai kind runs (default:
+	// found by pkg/helperexec through Getenv).
+	Helper string
+	// Version is dome's version, named in the hint when the helper is
+	// missing.
+	Version string
 }
 
 // New returns the provider of rt.

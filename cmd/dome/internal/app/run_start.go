@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,9 +13,10 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/helperexec"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/orchestrate"
-	"github.com/dome-registry/dome/pkg/otelexport"
+	"github.com/dome-registry/dome/pkg/otelenv"
 	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/runspec"
@@ -108,12 +110,13 @@ func runStart(c *cli.Context, env *Env) error {
 		return err
 	}
 	// With an OpenTelemetry endpoint configured, the run's trace goes
-	// there once it stopped (derived from the ledger; a failed export
-	// is a warning: the ledger holds everything).
-	if endpoint, err := otelexport.TracesURL(env.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), env.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); err != nil {
+	// there once it stopped (derived from the ledger by the dome-otel
+	// helper; a failed export, or no helper, is a warning: the ledger
+	// holds everything).
+	if endpoint, err := otelenv.FromEnv(env.Getenv); err != nil {
 		fmt.Fprintf(env.Stderr, "dome: warning: no OpenTelemetry export: %v\n", err)
 	} else if endpoint != "" {
-		if _, err := exportOtel(c.Context, l, endpoint); err != nil {
+		if err := exportOtelQuietly(c.Context, env, l, endpoint); err != nil {
 			fmt.Fprintf(env.Stderr, "dome: warning: OpenTelemetry export: %v (dome run export-otel %s sends it again)\n", err, cfg.RunID)
 		}
 	}
@@ -356,6 +359,23 @@ func printOutcome(c *cli.Context, env *Env, out *orchestrate.Outcome, l stack.La
 	}
 	if out.Stop.Reason != orchestrate.StopConstraintsMet {
 		return silentError{ExitCheck}
+	}
+	return nil
+}
+
+// exportOtelQuietly exports a stopped run's trace through dome-otel and
+// says in one line why it did not.
+func exportOtelQuietly(ctx context.Context, env *Env, l stack.Layout, endpoint string) error {
+	helper, err := findHelper(env, helperexec.OTel)
+	if err != nil {
+		return fmt.Errorf("%v; %s", err, errkind.HintOf(err))
+	}
+	var stderr helperOutput
+	if err := runHelper(ctx, helper, append(exportOtelArgs(l, endpoint), "--quiet"), io.Discard, &stderr); err != nil {
+		if msg := stderr.Summary(); msg != "" {
+			return errors.New(msg)
+		}
+		return err
 	}
 	return nil
 }

@@ -1,0 +1,122 @@
+package helperexec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/dome-registry/dome/pkg/errkind"
+)
+
+// EnvExecPath is the environment variable naming the directories searched
+// first.
+const EnvExecPath = "DOME_EXEC_PATH"
+
+// Module is the Go module the helpers are installed from.
+const Module = "github.com/dome-registry/dome"
+
+// Names of the helper programs.
+const (
+	OpenAI = "dome-openai"
+	OTel   = "dome-otel"
+)
+
+// Lookup is where Find looks.
+type Lookup struct {
+	// Getenv reads DOME_EXEC_PATH and PATH (nil: neither is searched).
+	Getenv func(string) string
+	// Executable is the running program's path (nil: os.Executable).
+	Executable func() (string, error)
+	// Version is the dome version the install hint names ("" or a
+	// development build: latest).
+	Version string
+}
+
+// Find returns the absolute path of the helper program name.
+func Find(name, version string, getenv func(string) string) (string, error) {
+	return Lookup{Getenv: getenv, Version: version}.Find(name)
+}
+
+// Find returns the absolute path of the helper program name.
+func (l Lookup) Find(name string) (string, error) {
+	if name == "" || strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
+		return "", fmt.Errorf("helper name %q: want a bare program name", name)
+	}
+	getenv := l.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var looked []string
+	// 1. DOME_EXEC_PATH, in order.
+	if v := getenv(EnvExecPath); v != "" {
+		var dirs []string
+		for _, d := range filepath.SplitList(v) {
+			if d == "" {
+				continue
+			}
+			if abs, err := filepath.Abs(d); err == nil {
+				d = abs
+			}
+			if p, ok := candidate(d, name); ok {
+				return p, nil
+			}
+			dirs = append(dirs, d)
+		}
+		looked = append(looked, fmt.Sprintf("%s (%s)", EnvExecPath, strings.Join(dirs, string(filepath.ListSeparator))))
+	}
+	// 2. Beside the running executable.
+	exe := l.Executable
+	if exe == nil {
+		exe = os.Executable
+	}
+	if self, err := exe(); err == nil {
+		if r, err := filepath.EvalSymlinks(self); err == nil {
+			self = r
+		}
+		dir := filepath.Dir(self)
+		if p, ok := candidate(dir, name); ok {
+			return p, nil
+		}
+		looked = append(looked, "beside "+filepath.Base(self)+" ("+dir+")")
+	}
+	// 3. PATH; relative entries are skipped (a helper is never taken
+	// from the working directory).
+	if v := getenv("PATH"); v != "" {
+		for _, d := range filepath.SplitList(v) {
+			if d == "" || !filepath.IsAbs(d) {
+				continue
+			}
+			if p, ok := candidate(d, name); ok {
+				return p, nil
+			}
+		}
+		looked = append(looked, "PATH")
+	}
+	return "", &errkind.InputError{Source: name, Problem: "helper program not found: looked in " + strings.Join(looked, ", "),
+		Hint: InstallHint(name, l.Version)}
+}
+
+// InstallHint says how to install a helper.
+func InstallHint(name, version string) string {
+	if version == "" || version == "(devel)" || version == "dev" || !strings.HasPrefix(version, "v") {
+		version = "latest"
+	}
+	return fmt.Sprintf("install it beside dome: go install %s/cmd/%s@%s (the release archive ships it next to dome), or set %s to its directory",
+		Module, name, version, EnvExecPath)
+}
+
+// candidate reports whether dir/name is an executable regular file.
+// (On Windows, dir/name.exe: there the mode has no execute bits.)
+func candidate(dir, name string) (string, bool) {
+	p := filepath.Join(dir, name)
+	if runtime.GOOS == "windows" {
+		p += ".exe"
+	}
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0) {
+		return "", false
+	}
+	return p, true
+}
