@@ -126,7 +126,9 @@ func Write(root, dir string, s Spec) (*World, error) {
 	}
 	slow := "if [ \"$DOME_ATTEMPT\" = 1 ] && [ -n \"$2\" ]; then sleep \"$2\"; fi\n"
 	if s.GrantDir != "" {
-		slow = fmt.Sprintf("printf %%s \"$DOME_GRANT\" > %q/\"$DOME_TASK_ID\"\n", s.GrantDir) + slow
+		// written whole, then renamed: a test reading it the moment it
+		// appears (and killing the worker) must not see half of it
+		slow = fmt.Sprintf("printf %%s \"$DOME_GRANT\" > %[1]q/.\"$DOME_TASK_ID\" && mv %[1]q/.\"$DOME_TASK_ID\" %[1]q/\"$DOME_TASK_ID\"\n", s.GrantDir) + slow
 	}
 	if err := os.WriteFile(filepath.Join(w.Tools, "task.sh"), []byte("mkdir -p notes\n"+slow+edit), 0o755); err != nil {
 		return nil, err
