@@ -110,7 +110,10 @@ func TestRun_ForkBomb(t *testing.T) {
 	s := newSandbox(t)
 	sc := scratch(t, s, nil)
 	start := time.Now()
-	r := run(t, s, sc, Limits{Processes: 32, WallTime: 3 * time.Second}, "bash", "-c", ":(){ :|:& };:; sleep 60")
+	// The marker tells this bomb's processes from another test process's;
+	// the run is killed at its wall time with the limit reached.
+	marker := fmt.Sprintf("bomb-%d-%d", os.Getpid(), time.Now().UnixNano())
+	r := run(t, s, sc, Limits{Processes: 32, WallTime: 5 * time.Second}, "bash", "-c", ":(){ :|:& };:; sleep 60 # "+marker)
 	if r.Reason != ReasonProcessLimit || r.Processes < 28 || r.Processes > 40 {
 		t.Fatalf("fork bomb: %s (%s), %d tasks", r.Reason, r.Detail, r.Processes)
 	}
@@ -120,7 +123,7 @@ func TestRun_ForkBomb(t *testing.T) {
 	if err := exec.Command("true").Run(); err != nil {
 		t.Fatalf("the host cannot fork after the bomb: %v", err)
 	}
-	if n := processesMatching(t, ":(){"); n > 0 {
+	if n := processesMatching(t, marker); n > 0 {
 		t.Fatalf("%d bomb processes survived", n)
 	}
 }
