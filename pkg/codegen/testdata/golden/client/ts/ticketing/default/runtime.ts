@@ -8,7 +8,7 @@
 /** The policy this client enforces (canonical JSON). */
 export const policyJSON: string = "{\"allow_hosts\":[\"helpdesk.example.com\"],\"auth_mode\":\"oauth2\",\"budgets\":{\"max_calls_by_family\":{},\"max_wall_seconds\":600},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"addComment\":{\"families\":[\"addComment\",\"comments\"],\"method\":\"POST\",\"path\":\"/tickets/{ticketId}/comments\",\"security\":[[\"oauth2\"]]},\"createTicket\":{\"families\":[\"createTicket\",\"tickets\"],\"method\":\"POST\",\"path\":\"/tickets\",\"security\":[[\"oauth2\"]]},\"deleteTicket\":{\"families\":[\"admin\",\"deleteTicket\",\"tickets\"],\"method\":\"DELETE\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"]]},\"getAuditLog\":{\"families\":[\"admin\",\"getAuditLog\"],\"method\":\"GET\",\"path\":\"/admin/audit-log\",\"security\":[[\"oauth2\"]]},\"getTicket\":{\"families\":[\"getTicket\",\"tickets\"],\"method\":\"GET\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listAgents\":{\"families\":[\"agents\",\"listAgents\"],\"method\":\"GET\",\"path\":\"/agents\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listComments\":{\"families\":[\"comments\",\"listComments\"],\"method\":\"GET\",\"path\":\"/tickets/{ticketId}/comments\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listTickets\":{\"families\":[\"listTickets\",\"tickets\"],\"method\":\"GET\",\"path\":\"/tickets\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"updateTicket\":{\"families\":[\"tickets\",\"updateTicket\"],\"method\":\"PATCH\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"]]},\"upsertAgent\":{\"families\":[\"admin\",\"agents\",\"upsertAgent\"],\"method\":\"PUT\",\"path\":\"/agents/{agentId}\",\"security\":[[\"oauth2\"]]}},\"profile_id\":\"default\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"bearer\":{\"scheme\":\"bearer\",\"type\":\"http\"},\"oauth2\":{\"type\":\"oauth2\"}},\"servers\":[\"https://helpdesk.example.com/api/v2\",\"https://sandbox.helpdesk.example.com/api/v2\"],\"tool_id\":\"ticketing\"}";
 const taxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}";
-const identityJSON = "{\"bundle_tree\":\"d2a295373316fc8c2b6ef32e48cfbf6caf3c003d\",\"filtered_spec_digest\":\"sha256:7d7e4f2966a7b843020634f7b770bb38295e3d67dd03c36497bd92d64e6ece88\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:dff5275e6cde8e2f9a81b2ef317221b54250c4d195e4ef6b5bccd1139a3b994e\",\"profile_id\":\"default\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"ticketing\"}";
+const identityJSON = "{\"bundle_tree\":\"9d091ea539974dbfb7c74557cfb9b3664091220a\",\"filtered_spec_digest\":\"sha256:7d7e4f2966a7b843020634f7b770bb38295e3d67dd03c36497bd92d64e6ece88\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:dff5275e6cde8e2f9a81b2ef317221b54250c4d195e4ef6b5bccd1139a3b994e\",\"profile_id\":\"default\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"ticketing\"}";
 /** The files manifest.json must list, no more, no less. */
 const ownFiles: readonly string[] = ["client.ts", "index.ts", "models.ts", "operations.json", "runtime.ts", ];
 
@@ -217,6 +217,10 @@ interface Attempt {
   readonly uses: number;
   readonly deadline: number;
   timedOut: boolean;
+  // The attempts in flight are a list (no hashing of each attempt, as a Set would).
+  live: boolean;
+  prev: Attempt | undefined;
+  next: Attempt | undefined;
 }
 
 /** What a plan puts in each request: a header (its value as sent), a query parameter or a cookie. */
@@ -248,7 +252,7 @@ const maxSignalUses = 8;
  * request is collected).
  */
 class Deadlines {
-  private readonly live: Set<Attempt> = new Set();
+  private head: Attempt | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private at = 0;
   private spare: Attempt | undefined;
@@ -256,15 +260,33 @@ class Deadlines {
   start(ms: number): Attempt {
     const prev = this.spare;
     this.spare = undefined;
-    const a: Attempt = prev === undefined ? { ac: new AbortController(), uses: 1, deadline: now() + ms, timedOut: false } : { ac: prev.ac, uses: prev.uses + 1, deadline: now() + ms, timedOut: false };
-    this.live.add(a);
+    const a: Attempt = {
+      ac: prev === undefined ? new AbortController() : prev.ac,
+      uses: prev === undefined ? 1 : prev.uses + 1,
+      deadline: now() + ms,
+      timedOut: false,
+      live: true,
+      prev: undefined,
+      next: this.head,
+    };
+    if (this.head !== undefined) this.head.prev = a;
+    this.head = a;
     if (this.timer === undefined || a.deadline < this.at) this.set(a.deadline);
     return a;
   }
 
   finish(a: Attempt): void {
-    this.live.delete(a);
+    this.unlink(a);
     if (!a.timedOut && a.uses < maxSignalUses) this.spare = a; // only fire aborts a controller
+  }
+
+  private unlink(a: Attempt): void {
+    if (!a.live) return;
+    a.live = false;
+    if (a.prev !== undefined) a.prev.next = a.next;
+    else this.head = a.next;
+    if (a.next !== undefined) a.next.prev = a.prev;
+    a.prev = a.next = undefined;
   }
 
   private set(at: number): void {
@@ -280,16 +302,20 @@ class Deadlines {
     this.timer = undefined;
     const t = now();
     let next = Infinity;
-    for (const a of this.live) {
+    const due: Attempt[] = [];
+    for (let a = this.head; a !== undefined; ) {
+      const after = a.next;
       if (a.deadline <= t) {
-        this.live.delete(a);
+        this.unlink(a);
         a.timedOut = true;
-        a.ac.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+        due.push(a);
       } else if (a.deadline < next) {
         next = a.deadline;
       }
+      a = after;
     }
     if (next !== Infinity) this.set(next);
+    for (const a of due) a.ac.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
   }
 }
 
