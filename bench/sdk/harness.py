@@ -1,6 +1,6 @@
 # The Python side of bench/sdk: the same request without the layer (the
 # runtime's transport + decode, as ToolClient.send uses them) against the
-# client's operation function (enforced), interleaved rounds.
+# client's operation function (enforced), in interleaved ABBA rounds.
 import json
 import sys
 import time
@@ -28,15 +28,23 @@ def enforced():
 for _ in range(200):
     raw()
     enforced()
-out = {"baseline": [], "enforced": []}
-for _ in range(rounds):
+
+
+def per(f):
     t0 = time.perf_counter()
     for _ in range(n):
-        raw()
-    t1 = time.perf_counter()
-    for _ in range(n):
-        enforced()
-    t2 = time.perf_counter()
-    out["baseline"].append((t1 - t0) * 1e6 / n)
-    out["enforced"].append((t2 - t1) * 1e6 / n)
+        f()
+    return (time.perf_counter() - t0) * 1e6 / n
+
+
+out = {"baseline": [], "enforced": []}
+# ABBA: even rounds run the baseline first, odd rounds the layer first, so
+# that warm-up and drift within a round favour neither.
+for r in range(rounds):
+    if r % 2 == 0:
+        out["baseline"].append(per(raw))
+        out["enforced"].append(per(enforced))
+    else:
+        out["enforced"].append(per(enforced))
+        out["baseline"].append(per(raw))
 sys.stdout.write(json.dumps(out))

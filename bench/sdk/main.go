@@ -2,8 +2,10 @@
 // per call, the policy checks (host, wall time, auth mode,
 // budgets), the credentials and the profile's timeout/retry loop, against
 // the same generated client without the layer, on a loopback round trip to
-// an in-process HTTP server. One run, every language, interleaved rounds,
-// the median of the rounds' ratios; the target is at most 5% overhead.
+// an in-process HTTP server. One run, every language, interleaved rounds
+// in ABBA order (even rounds time the baseline first, odd rounds the layer
+// first), the median of the rounds' ratios; the target is at most 5%
+// overhead.
 //
 //   - Go: the oapi-codegen ClientWithResponses alone vs the same client made
 //     by DomeNew (the layer is its HttpRequestDoer).
@@ -75,6 +77,7 @@ func main() {
 	tsc := flag.String("tsc", "contract-tests/ts/node_modules/.bin/tsc", "TypeScript compiler")
 	rounds := flag.Int("rounds", 300, "interleaved rounds (medians reported)")
 	n := flag.Int("n", 40, "calls per round and variant")
+	keep := flag.Bool("keep", false, "keep the work folder (the generated clients and harnesses, for profiling) and print its path")
 	flag.Parse()
 	loadStart := benchrun.Load()
 	if *dome == "" {
@@ -85,7 +88,11 @@ func main() {
 	root := abs(".")
 	work, err := os.MkdirTemp("", "dome-bench-sdk-")
 	check(err)
-	defer os.RemoveAll(work)
+	if *keep {
+		fmt.Fprintln(os.Stderr, "bench/sdk: work folder", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
 	repo := filepath.Join(work, "repo")
 	check(os.MkdirAll(repo, 0o755))
 	for p, c := range files {
@@ -139,7 +146,7 @@ func main() {
 	run(root, "cp", "-r", filepath.Join(out, "client/python/bench/default"), filepath.Join(pdir, "domeclient"))
 	pyRes := measure(root, "python3", append([]string{"-B", "bench/sdk/harness.py", pdir}, args...)...)
 
-	fmt.Printf("loopback GET /items/7 (23-byte JSON body), keep-alive; %d interleaved rounds x %d calls per variant, medians of the per-call times [min-max over the rounds], overhead = median of the rounds' ratios [quartiles]; %d CPUs, %s; load average at start %s, at the end %s\n\n",
+	fmt.Printf("loopback GET /items/7 (23-byte JSON body), keep-alive; %d interleaved ABBA rounds x %d calls per variant, medians of the per-call times [min-max over the rounds], overhead = median of the rounds' ratios [quartiles]; %d CPUs, %s; load average at start %s, at the end %s\n\n",
 		*rounds, *n, runtime.NumCPU(), runtime.Version(), loadStart, benchrun.Load())
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "language\twithout the layer (floor)\twith the layer (dome)\toverhead (dome/floor - 1)\ttarget")
@@ -148,7 +155,8 @@ func main() {
 		res  map[string][]float64
 	}{{"go (oapi-codegen client)", goRes}, {"ts (node " + strings.TrimSpace(output(root, "node", "--version")) + ")", tsRes}, {"python (" + strings.TrimSpace(output(root, "python3", "--version")) + ")", pyRes}} {
 		// The overhead is the median of the rounds' ratios: each round times
-		// both variants back to back, so load from elsewhere hits both alike.
+		// both variants back to back, in alternating order, so load from
+		// elsewhere and warm-up hit both alike.
 		var ratios []float64
 		for i := range r.res["baseline"] {
 			ratios = append(ratios, r.res["enforced"][i]/r.res["baseline"][i])

@@ -33,8 +33,9 @@ func root(t testing.TB) string {
 }
 
 // setup commits the example registry and bundles into a fresh repository
-// and generates tool/profile in every language.
-func setup(t *testing.T, tool, profile string) (*registry.Registry, *registry.ToolResolution, []*codegen.Client, *codegen.Generator) {
+// (with the files of over in place of theirs) and generates tool/profile in
+// every language.
+func setup(t *testing.T, tool, profile string, over map[string]string) (*registry.Registry, *registry.ToolResolution, []*codegen.Client, *codegen.Generator) {
 	t.Helper()
 	r := gittest.New(t)
 	files := map[string]string{}
@@ -49,6 +50,9 @@ func setup(t *testing.T, tool, profile string) (*registry.Registry, *registry.To
 			files[top+"/"+filepath.ToSlash(rel)] = string(b)
 			return err
 		})
+	}
+	for p, c := range over {
+		files[p] = c
 	}
 	r.Write(files)
 	r.Commit("example")
@@ -98,7 +102,13 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func run(t *testing.T, opts contracttest.Options, tool, profile string, edit func([]*codegen.Client, []*contracttest.Case) []*contracttest.Case) *contracttest.Report {
 	t.Helper()
-	reg, tr, clients, g := setup(t, tool, profile)
+	return runWith(t, opts, tool, profile, nil, edit)
+}
+
+// runWith is run over the example registry with the files of over.
+func runWith(t *testing.T, opts contracttest.Options, tool, profile string, over map[string]string, edit func([]*codegen.Client, []*contracttest.Case) []*contracttest.Case) *contracttest.Report {
+	t.Helper()
+	reg, tr, clients, g := setup(t, tool, profile, over)
 	cases, err := contracttest.LoadCases(reg, tr)
 	if err != nil {
 		t.Fatal(err)
@@ -236,6 +246,44 @@ func TestRun_GoClientThatSendsTheWrongRequestFails(t *testing.T) {
 	}
 	if probs["create-pet"] != "" {
 		t.Errorf("create-pet: %q", probs["create-pet"])
+	}
+}
+
+// TestRun_Timeout: with a short client.timeout_ms the plan has an
+// errors:timeout scenario (the mock answers each attempt a second late);
+// every client gives up after the timeout with the timeout code, retried
+// max_retries times. A Go client whose attempts wait an hour fails it.
+func TestRun_Timeout(t *testing.T) {
+	opts := toolchains(t)
+	over := map[string]string{"registry/tools/petstore/profiles/default.profile.json": `{"schema_version": "dome.profile/v1", "id": "default", "auth": {"mode": "apiKey"}, "net": {"allow_hosts": ["petstore.example.com"]}, "budgets": {"max_wall_seconds": 300}, "client": {"timeout_ms": 300, "max_retries": 1, "retry_backoff_ms": 10}}`}
+	rep := runWith(t, opts, "petstore", "default", over, nil)
+	if !rep.OK() {
+		t.Fatalf("%s\n%+v", status(rep), rep)
+	}
+	if opts.Go == "" {
+		t.Skip("no go toolchain")
+	}
+	rep = runWith(t, contracttest.Options{Go: opts.Go, Env: opts.Env}, "petstore", "default", over, func(cs []*codegen.Client, cases []*contracttest.Case) []*contracttest.Case {
+		for _, c := range cs {
+			for i, f := range c.Files {
+				if f.Path == "dome.gen.go" {
+					d := bytes.Replace(f.Data, []byte("time.Now().Add(timeout)"), []byte("time.Now().Add(time.Hour)"), 1)
+					if bytes.Equal(d, f.Data) {
+						t.Fatal("the tampering did not apply: the generated code changed shape")
+					}
+					c.Files[i].Data = d
+					reseal(t, c)
+				}
+			}
+		}
+		return cases
+	})
+	var probs []string
+	for _, c := range rep.Checks {
+		probs = append(probs, c.Problems...)
+	}
+	if got := strings.Join(probs, "; "); !strings.Contains(got, "errors:timeout") || !strings.Contains(got, "want error timeout") {
+		t.Errorf("want the Go client that does not time out to fail errors:timeout: %s", got)
 	}
 }
 

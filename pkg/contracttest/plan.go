@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/dome-registry/dome/pkg/codegen"
 	"github.com/dome-registry/dome/pkg/netpolicy"
@@ -71,11 +72,16 @@ type pyCall struct {
 	Kwargs map[string]json.RawMessage `json:"kwargs"`
 }
 
+// maxTestTimeoutMS is the longest client.timeout_ms the errors:timeout
+// scenario waits out (each attempt takes that long).
+const maxTestTimeoutMS = 2000
+
 type mockRes struct {
 	Status  int
 	Headers map[string]string
 	Body    []byte
-	Close   bool // drop the connection without an answer
+	Close   bool          // drop the connection without an answer
+	Delay   time.Duration // answer this late (or when the client gives up)
 }
 
 // models are the clients' models by language, for argument names.
@@ -499,6 +505,17 @@ func (p *planner) build(cases []*Case) ([]*scenario, map[string]string) {
 	s = mk("errors:network", "errors", nil, st)
 	s.sameMessage = false // the transport's words differ by language
 	out = append(out, s)
+	// Timeouts: the mock answers every attempt a second after the
+	// profile's timeout_ms; a long timeout is too slow to wait for here.
+	if to := p.pol.Client.TimeoutMS; to > 0 && to <= maxTestTimeoutMS {
+		st := probeStep()
+		st.mock = []mockRes{{Status: 200, Delay: time.Duration(to)*time.Millisecond + time.Second}}
+		st.golden, st.wantStatus, st.wantErr, st.wantRetry, st.wantRequests = nil, 0, "timeout", true, 1
+		if idem {
+			st.wantRequests = 1 + p.pol.Client.MaxRetries
+		}
+		out = append(out, mk("errors:timeout", "errors", nil, st))
+	}
 	if p.pol.Client.MaxRetries > 0 && idem {
 		st := probeStep()
 		st.mock = append([]mockRes{{Status: 503}}, st.mock...)

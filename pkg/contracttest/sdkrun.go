@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dome-registry/dome/pkg/codegen"
 )
@@ -118,6 +119,15 @@ func (m *mockServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := st.mock[min(n, len(st.mock)-1)]
+	if res.Delay > 0 {
+		t := time.NewTimer(res.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done(): // the client gave up
+			t.Stop()
+			return
+		}
+	}
 	if res.Close {
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {

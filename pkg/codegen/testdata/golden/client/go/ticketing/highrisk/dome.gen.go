@@ -46,7 +46,7 @@ const DomePolicyJSON = "{\"allow_hosts\":[\"helpdesk.example.com\"],\"auth_mode\
 const domeTaxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
 
 // domeIdentityJSON holds the manifest inputs this code was generated from.
-const domeIdentityJSON = "{\"bundle_tree\":\"57f4a95a5599f7a2c26d99ffbb69118ba2fdab1e\",\"filtered_spec_digest\":\"sha256:4aa1cc831674d94a640e57ba847ba9f5dbf24412b9bb54d80e3e50f8afda99b5\",\"generator_bundle\":\"go-oapi-codegen\",\"language_target\":\"go\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:6089dbd824bb045eaf14bff624fba9fd6b25fe969df1b63a66a1023c57a3d762\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"go-client\",\"tool_id\":\"ticketing\"}"
+const domeIdentityJSON = "{\"bundle_tree\":\"326cd3c0fde8ca7647c5d4707bcf155436f51e47\",\"filtered_spec_digest\":\"sha256:4aa1cc831674d94a640e57ba847ba9f5dbf24412b9bb54d80e3e50f8afda99b5\",\"generator_bundle\":\"go-oapi-codegen\",\"language_target\":\"go\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:6089dbd824bb045eaf14bff624fba9fd6b25fe969df1b63a66a1023c57a3d762\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"go-client\",\"tool_id\":\"ticketing\"}"
 
 // domeOwnFiles are the files manifest.json must list, no more, no less.
 var domeOwnFiles = []string{"client.gen.go", "dome.gen.go", "operations.json"}
@@ -229,7 +229,7 @@ func DomeNew(cfg DomeConfig) (*DomeClient, error) {
 	if e := domeValidatePolicy(pol); e != nil {
 		return nil, e
 	}
-	g := &domeGuard{pol: pol, next: cfg.HTTPClient, clock: cfg.Clock, sleep: cfg.Sleep, creds: map[string]string{}, used: map[string]int{}}
+	g := &domeGuard{pol: pol, next: cfg.HTTPClient, clock: cfg.Clock, sleep: cfg.Sleep, creds: map[string]string{}}
 	if g.next == nil {
 		g.next = &http.Client{}
 	}
@@ -273,15 +273,10 @@ func DomeNew(cfg DomeConfig) (*DomeClient, error) {
 		return nil, &DomeError{Code: "config_invalid", Message: "base URL: " + err.Error()}
 	}
 	g.basePath = strings.TrimRight(u.EscapedPath(), "/")
-	g.routes = map[string][]*domeRoute{}
-	ids := make([]string, 0, len(pol.Operations))
-	for id := range pol.Operations {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		op := pol.Operations[id]
-		g.routes[op.Method] = append(g.routes[op.Method], domeNewRoute(id, op))
+	// The generated client sends every request to the base URL's scheme
+	// and host: Do reads and checks them as it would any other, once, here.
+	if h, err := domeHostOfURL(u.Scheme + "://" + u.Host + "/"); err == nil && u.Host != "" && g.checkHost("base URL", h) == nil {
+		g.okScheme, g.okHost = u.Scheme, u.Host
 	}
 	for _, s := range pol.SecuritySchemes {
 		switch {
@@ -294,6 +289,17 @@ func DomeNew(cfg DomeConfig) (*DomeClient, error) {
 		case s.Type == "http" || s.Type == "oauth2" || s.Type == "openIdConnect":
 			g.ownHeaders = append(g.ownHeaders, "Authorization")
 		}
+	}
+	g.routes = map[string][]*domeRoute{}
+	ids := make([]string, 0, len(pol.Operations))
+	for id := range pol.Operations {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	used := map[string]*int{}
+	for _, id := range ids {
+		op := pol.Operations[id]
+		g.routes[op.Method] = append(g.routes[op.Method], g.newRoute(id, op, used))
 	}
 	g.start = g.clock()
 	c, err := NewClientWithResponses(base, WithHTTPClient(g))
@@ -623,15 +629,42 @@ type domeGuard struct {
 	basePath                         string
 	routes                           map[string][]*domeRoute
 	ownHeaders, ownQuery, ownCookies []string
+	// okScheme and okHost are the base URL's as the generated client puts
+	// them in requests, when its host is allowed ("" otherwise).
+	okScheme, okHost string
 
-	mu   sync.Mutex
-	used map[string]int
+	// mu guards the calls counted against the budgets (domeBudget.used).
+	mu        sync.Mutex
+	deadlines domeDeadlines
 }
 
+// domeRoute is an operation with what its calls do not change: the
+// credentials and the auth mode are fixed when the client is made, so the
+// security alternative a call uses (or why none can be), the credentials it
+// puts in the request and the budgets it counts against are found once.
 type domeRoute struct {
-	id   string
-	op   *DomeOperation
-	segs []domeSeg
+	id      string
+	op      *DomeOperation
+	segs    []domeSeg
+	alt     []string
+	authErr *DomeError
+	creds   []domeCred
+	budgets []domeBudget
+}
+
+// domeCred is where one credential of a route's security alternative goes:
+// a header (by canonical name, with its value as sent), a query parameter
+// or a cookie.
+type domeCred struct {
+	in, name, value string
+}
+
+// domeBudget is a family a route counts against; used is shared by every
+// route of the family.
+type domeBudget struct {
+	family string
+	limit  int
+	used   *int
 }
 
 type domeSeg struct {
@@ -640,7 +673,7 @@ type domeSeg struct {
 	prefix, suffix string
 }
 
-func domeNewRoute(id string, op DomeOperation) *domeRoute {
+func (g *domeGuard) newRoute(id string, op DomeOperation, used map[string]*int) *domeRoute {
 	r := &domeRoute{id: id, op: &op}
 	for _, s := range strings.Split(op.Path, "/") {
 		i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
@@ -649,6 +682,40 @@ func domeNewRoute(id string, op DomeOperation) *domeRoute {
 			continue
 		}
 		r.segs = append(r.segs, domeSeg{param: true, prefix: s[:i], suffix: s[j+1:]})
+	}
+	r.alt, r.authErr = g.chooseAuth(id, r.op)
+	for _, n := range r.alt {
+		s, v := g.pol.SecuritySchemes[n], g.creds[n]
+		switch s.Type {
+		case "apiKey":
+			switch s.In {
+			case "header":
+				r.creds = append(r.creds, domeCred{"header", http.CanonicalHeaderKey(s.Name), v})
+			case "query", "cookie":
+				r.creds = append(r.creds, domeCred{s.In, s.Name, v})
+			}
+		case "http":
+			switch s.Scheme {
+			case "bearer":
+				r.creds = append(r.creds, domeCred{"header", "Authorization", "Bearer " + v})
+			case "basic":
+				r.creds = append(r.creds, domeCred{"header", "Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(v))})
+			default:
+				r.creds = append(r.creds, domeCred{"header", "Authorization", s.Scheme + " " + v})
+			}
+		case "oauth2", "openIdConnect":
+			r.creds = append(r.creds, domeCred{"header", "Authorization", "Bearer " + v})
+		}
+	}
+	for _, f := range op.Families {
+		lim, ok := g.pol.Budgets.MaxCallsByFamily[f]
+		if !ok {
+			continue
+		}
+		if used[f] == nil {
+			used[f] = new(int)
+		}
+		r.budgets = append(r.budgets, domeBudget{f, lim, used[f]})
 	}
 	return r
 }
@@ -661,16 +728,18 @@ func (g *domeGuard) match(req *http.Request) *domeRoute {
 	if !strings.HasPrefix(p, g.basePath) {
 		return nil
 	}
-	segs := strings.Split(p[len(g.basePath):], "/")
+	p = p[len(g.basePath):]
+	n := strings.Count(p, "/") + 1
 	var best *domeRoute
 	bestScore := -1
 	for _, r := range g.routes[req.Method] {
-		if len(r.segs) != len(segs) {
+		if len(r.segs) != n {
 			continue
 		}
-		score, ok := 0, true
+		score, ok, rest := 0, true, p
 		for i, s := range r.segs {
-			v := segs[i]
+			var v string
+			v, rest, _ = strings.Cut(rest, "/")
 			if strings.Contains(v, "%") {
 				if u, err := url.PathUnescape(v); err == nil {
 					v = u
@@ -680,7 +749,7 @@ func (g *domeGuard) match(req *http.Request) *domeRoute {
 				ok = len(v) > len(s.prefix)+len(s.suffix) && strings.HasPrefix(v, s.prefix) && strings.HasSuffix(v, s.suffix)
 			} else {
 				ok = v == s.lit
-				score |= 1 << uint(len(segs)-1-i)
+				score |= 1 << uint(n-1-i)
 			}
 			if !ok {
 				break
@@ -737,28 +806,29 @@ func (g *domeGuard) remaining() (time.Duration, bool) {
 
 // admit runs the checks in their fixed order (the host was checked by the
 // caller): wall time, auth, budgets. A refused call is not counted.
-func (g *domeGuard) admit(id string, op *DomeOperation) ([]string, *DomeError) {
-	pol := g.pol
+func (g *domeGuard) admit(r *domeRoute) *DomeError {
+	pol, id := g.pol, r.id
 	if rem, ok := g.remaining(); ok && rem <= 0 {
-		return nil, &DomeError{Code: "wall_time_exceeded", Operation: id, Message: fmt.Sprintf("%s: %d s have passed since the client was made (budgets.max_wall_seconds of profile %s)", id, *pol.Budgets.MaxWallSeconds, pol.ProfileID)}
+		return &DomeError{Code: "wall_time_exceeded", Operation: id, Message: fmt.Sprintf("%s: %d s have passed since the client was made (budgets.max_wall_seconds of profile %s)", id, *pol.Budgets.MaxWallSeconds, pol.ProfileID)}
 	}
-	alt, e := g.chooseAuth(id, op)
-	if e != nil {
-		return nil, e
+	if r.authErr != nil {
+		e := *r.authErr // a caller may keep or change the error it gets
+		return &e
+	}
+	if len(r.budgets) == 0 {
+		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, f := range op.Families {
-		if lim, ok := pol.Budgets.MaxCallsByFamily[f]; ok && g.used[f] >= lim {
-			return nil, &DomeError{Code: "budget_exceeded", Operation: id, Message: fmt.Sprintf("%s: family %s has used its %d calls (budgets.max_calls_by_family of profile %s)", id, domeQuote(f), lim, pol.ProfileID)}
+	for _, b := range r.budgets {
+		if *b.used >= b.limit {
+			return &DomeError{Code: "budget_exceeded", Operation: id, Message: fmt.Sprintf("%s: family %s has used its %d calls (budgets.max_calls_by_family of profile %s)", id, domeQuote(b.family), b.limit, pol.ProfileID)}
 		}
 	}
-	for _, f := range op.Families {
-		if _, ok := pol.Budgets.MaxCallsByFamily[f]; ok {
-			g.used[f]++
-		}
+	for _, b := range r.budgets {
+		*b.used++
 	}
-	return alt, nil
+	return nil
 }
 
 func (g *domeGuard) chooseAuth(id string, op *DomeOperation) ([]string, *DomeError) {
@@ -819,8 +889,8 @@ func domeSchemeList(pol *DomePolicy) string {
 }
 
 // applyCredentials replaces whatever sits where the spec's credentials go
-// with the chosen alternative's: the layer owns those places.
-func (g *domeGuard) applyCredentials(req *http.Request, alt []string) {
+// with the route's alternative's: the layer owns those places.
+func (g *domeGuard) applyCredentials(req *http.Request, r *domeRoute) {
 	for _, h := range g.ownHeaders {
 		delete(req.Header, h) // canonical already
 	}
@@ -847,29 +917,14 @@ func (g *domeGuard) applyCredentials(req *http.Request, alt []string) {
 			req.Header.Set("Cookie", strings.Join(keep, "; "))
 		}
 	}
-	for _, n := range alt {
-		s, v := g.pol.SecuritySchemes[n], g.creds[n]
-		switch s.Type {
-		case "apiKey":
-			switch s.In {
-			case "header":
-				req.Header[http.CanonicalHeaderKey(s.Name)] = []string{v}
-			case "query":
-				q.Set(s.Name, v)
-			case "cookie":
-				req.AddCookie(&http.Cookie{Name: s.Name, Value: v})
-			}
-		case "http":
-			switch s.Scheme {
-			case "bearer":
-				req.Header["Authorization"] = []string{"Bearer " + v}
-			case "basic":
-				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(v)))
-			default:
-				req.Header.Set("Authorization", s.Scheme+" "+v)
-			}
-		case "oauth2", "openIdConnect":
-			req.Header.Set("Authorization", "Bearer "+v)
+	for _, c := range r.creds {
+		switch c.in {
+		case "header":
+			req.Header[c.name] = []string{c.value}
+		case "query":
+			q.Set(c.name, c.value)
+		case "cookie":
+			req.AddCookie(&http.Cookie{Name: c.name, Value: c.value})
 		}
 	}
 	if q != nil {
@@ -887,18 +942,19 @@ func (g *domeGuard) Do(req *http.Request) (*http.Response, error) {
 	if req.URL.User != nil {
 		return nil, &DomeError{Code: "host_not_allowed", Operation: r.id, Message: r.id + ": user info in a URL is refused"}
 	}
-	host, err := domeHostOfURL(req.URL.Scheme + "://" + req.URL.Host + "/")
-	if err != nil {
-		return nil, &DomeError{Code: "host_not_allowed", Operation: r.id, Message: r.id + ": " + err.Error()}
+	if g.okHost == "" || req.URL.Host != g.okHost || req.URL.Scheme != g.okScheme {
+		host, err := domeHostOfURL(req.URL.Scheme + "://" + req.URL.Host + "/")
+		if err != nil {
+			return nil, &DomeError{Code: "host_not_allowed", Operation: r.id, Message: r.id + ": " + err.Error()}
+		}
+		if e := g.checkHost(r.id, host); e != nil {
+			return nil, e
+		}
 	}
-	if e := g.checkHost(r.id, host); e != nil {
+	if e := g.admit(r); e != nil {
 		return nil, e
 	}
-	alt, e := g.admit(r.id, r.op)
-	if e != nil {
-		return nil, e
-	}
-	g.applyCredentials(req, alt)
+	g.applyCredentials(req, r)
 	return g.send(req, r.id)
 }
 
@@ -910,15 +966,132 @@ func domeIdempotent(method string) bool {
 	return false
 }
 
+// domeCancelBody ends its attempt when it is closed: the attempt's
+// timeout covers reading the body.
 type domeCancelBody struct {
 	io.ReadCloser
-	cancel context.CancelFunc
+	attempt *domeAttempt
 }
 
 func (b *domeCancelBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.cancel()
+	b.attempt.finish()
 	return err
+}
+
+// domeAttempt is the context of one attempt of a call: it ends when the
+// caller's context does, when the response body is closed (finish) or when
+// its deadline passes, as context.WithDeadline's would. The deadlines of a
+// client's attempts share one timer (domeDeadlines): a runtime timer made
+// and stopped for every call costs more, on a loopback round trip, than
+// the rest of the layer.
+type domeAttempt struct {
+	context.Context // the cancelCtx that cancel ends
+	cancel          context.CancelCauseFunc
+	deadline        time.Time
+	owner           *domeDeadlines
+	i               int // index in owner.live; -1 once out of it
+}
+
+// Deadline is the attempt's deadline, or the caller's if that is earlier.
+func (a *domeAttempt) Deadline() (time.Time, bool) {
+	if d, ok := a.Context.Deadline(); ok && d.Before(a.deadline) {
+		return d, true
+	}
+	return a.deadline, true
+}
+
+// Err reports an attempt ended by its deadline as context.DeadlineExceeded,
+// as context.WithDeadline's context would.
+func (a *domeAttempt) Err() error {
+	err := a.Context.Err()
+	if err != nil && context.Cause(a.Context) == context.DeadlineExceeded {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// finish ends the attempt: its response is read or it failed.
+func (a *domeAttempt) finish() {
+	a.owner.remove(a)
+	a.cancel(context.Canceled)
+}
+
+// domeDeadlines holds the attempts in flight and a timer set for the
+// earliest of their deadlines (or a later one that has not fired yet: a
+// finished attempt's timer is left to fire and finds the next deadline).
+type domeDeadlines struct {
+	mu    sync.Mutex
+	live  []*domeAttempt
+	timer *time.Timer
+	at    time.Time // when the timer fires; zero when it is not set
+}
+
+// start begins an attempt that ends at deadline at the latest.
+func (d *domeDeadlines) start(parent context.Context, deadline time.Time) *domeAttempt {
+	ctx, cancel := context.WithCancelCause(parent)
+	a := &domeAttempt{Context: ctx, cancel: cancel, deadline: deadline, owner: d}
+	d.mu.Lock()
+	a.i = len(d.live)
+	d.live = append(d.live, a)
+	if d.at.IsZero() || deadline.Before(d.at) {
+		d.set(deadline)
+	}
+	d.mu.Unlock()
+	return a
+}
+
+func (d *domeDeadlines) set(at time.Time) {
+	d.at = at
+	if d.timer == nil {
+		d.timer = time.AfterFunc(time.Until(at), d.fire)
+	} else {
+		d.timer.Reset(time.Until(at))
+	}
+}
+
+func (d *domeDeadlines) remove(a *domeAttempt) {
+	d.mu.Lock()
+	if i := a.i; i >= 0 {
+		last := d.live[len(d.live)-1]
+		d.live[i], last.i = last, i
+		d.live[len(d.live)-1] = nil
+		d.live = d.live[:len(d.live)-1]
+		a.i = -1
+	}
+	d.mu.Unlock()
+}
+
+// fire ends the attempts whose deadline has passed and sets the timer for
+// the earliest deadline left.
+func (d *domeDeadlines) fire() {
+	d.mu.Lock()
+	now := time.Now()
+	var due []*domeAttempt
+	var next time.Time
+	keep := d.live[:0]
+	for _, a := range d.live {
+		if !a.deadline.After(now) {
+			a.i = -1
+			due = append(due, a)
+			continue
+		}
+		a.i = len(keep)
+		keep = append(keep, a)
+		if next.IsZero() || a.deadline.Before(next) {
+			next = a.deadline
+		}
+	}
+	clear(d.live[len(keep):])
+	d.live = keep
+	d.at = time.Time{}
+	if !next.IsZero() {
+		d.set(next)
+	}
+	d.mu.Unlock()
+	for _, a := range due {
+		a.cancel(context.DeadlineExceeded)
+	}
 }
 
 func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
@@ -935,12 +1108,12 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		if timeout <= 0 {
 			return nil, &DomeError{Code: "wall_time_exceeded", Operation: id, Message: fmt.Sprintf("%s: %d s have passed since the client was made (budgets.max_wall_seconds of profile %s)", id, *pol.Budgets.MaxWallSeconds, pol.ProfileID)}
 		}
-		ctx, cancel := context.WithTimeout(req.Context(), timeout)
+		ctx := g.deadlines.start(req.Context(), time.Now().Add(timeout))
 		r := req.WithContext(ctx)
 		if attempt > 0 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
-				cancel()
+				ctx.finish()
 				return nil, &DomeError{Code: "network_error", Operation: id, Retryable: true, Message: id + ": " + err.Error(), Err: err}
 			}
 			r.Body = body
@@ -949,7 +1122,7 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		var fail *DomeError
 		var wait time.Duration
 		if err != nil {
-			cancel()
+			ctx.finish()
 			switch {
 			case req.Context().Err() != nil:
 				return nil, &DomeError{Code: "canceled", Operation: id, Message: id + ": the call was canceled", Err: err}
@@ -961,7 +1134,7 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		} else {
 			code, retryable, isErr := DomeClassify(resp.StatusCode)
 			if !isErr || !retryable || attempt >= retries {
-				resp.Body = &domeCancelBody{resp.Body, cancel}
+				resp.Body = &domeCancelBody{resp.Body, ctx}
 				return resp, nil
 			}
 			fail = &DomeError{Code: code, Operation: id, Status: resp.StatusCode, Retryable: true}
@@ -976,7 +1149,7 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		rem, limited := g.remaining()
 		if attempt >= retries || (limited && delay >= rem) {
 			if resp != nil {
-				resp.Body = &domeCancelBody{resp.Body, cancel}
+				resp.Body = &domeCancelBody{resp.Body, ctx}
 				return resp, nil
 			}
 			return nil, fail
@@ -984,7 +1157,7 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		if resp != nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
-			cancel()
+			ctx.finish()
 		}
 		if err := g.sleep(req.Context(), delay); err != nil {
 			return nil, &DomeError{Code: "canceled", Operation: id, Message: id + ": the call was canceled", Err: err}

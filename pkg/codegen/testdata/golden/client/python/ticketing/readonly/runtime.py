@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":[\"helpdesk.example.com\"],\"auth_mode\":\"oauth2\",\"budgets\":{\"max_calls_by_family\":{\"comments\":500,\"tickets\":500},\"max_wall_seconds\":120},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"getTicket\":{\"families\":[\"getTicket\",\"tickets\"],\"method\":\"GET\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listAgents\":{\"families\":[\"agents\",\"listAgents\"],\"method\":\"GET\",\"path\":\"/agents\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listComments\":{\"families\":[\"comments\",\"listComments\"],\"method\":\"GET\",\"path\":\"/tickets/{ticketId}/comments\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listTickets\":{\"families\":[\"listTickets\",\"tickets\"],\"method\":\"GET\",\"path\":\"/tickets\",\"security\":[[\"oauth2\"],[\"bearer\"]]}},\"profile_id\":\"readonly\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"bearer\":{\"scheme\":\"bearer\",\"type\":\"http\"},\"oauth2\":{\"type\":\"oauth2\"}},\"servers\":[\"https://helpdesk.example.com/api/v2\"],\"tool_id\":\"ticketing\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"04dfb47cd51d9f027d8d34f3a277b2eb086c25bf\",\"filtered_spec_digest\":\"sha256:82dd871067f0dca6e085a08ba8eaab1970275b40b6b1eecf495f38bfe502736c\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:b8df8a1eaea5553bcadf9afb884e3fa4816ba49131fa88173827522eb1a5e895\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"ticketing\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"dedcffd3e8486005975db2a26d9c548f9393a112\",\"filtered_spec_digest\":\"sha256:82dd871067f0dca6e085a08ba8eaab1970275b40b6b1eecf495f38bfe502736c\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:b8df8a1eaea5553bcadf9afb884e3fa4816ba49131fa88173827522eb1a5e895\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"ticketing\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
@@ -329,10 +329,21 @@ class ToolClient:
         self._base_host = host
         self._base_prefix = self.base_url + "/"
         # Per operation, what does not change between calls: the method, the
-        # retries, the budgeted families, the auth decision (credentials and
-        # mode are fixed when the client is made).
+        # retries, the budgeted families, the auth decision and the
+        # credentials as sent (credentials and mode are fixed when the client
+        # is made).
         self._plans: Dict[str, Any] = {}
-        self._headers = dict(headers or {})
+        # The configured headers but those in the places credentials go, and
+        # the configured cookies but the credentials'.
+        given_headers = dict(headers or {})
+        self._headers: Dict[str, str] = {k: v for k, v in given_headers.items() if k.lower() not in self._own_headers and k.lower() != "cookie"}
+        self._cookies: List[str] = []
+        passed = given_headers.get("Cookie", given_headers.get("cookie"))
+        if passed is not None:
+            for c in passed.split(";"):
+                name = c.split("=")[0].strip()
+                if name and name not in self._own_cookies:
+                    self._cookies.append(c.strip())
         self._transport = transport if transport is not None else StdlibTransport()
         self._clock = clock if clock is not None else time.monotonic
         self._sleep = sleep if sleep is not None else time.sleep
@@ -406,7 +417,27 @@ class ToolClient:
             except DomeError as e:
                 auth = e
             retries = POLICY["client"]["max_retries"] if op["method"] in _IDEMPOTENT else 0
-            plan = (op["method"], retries, [(f, budget[f]) for f in op["families"] if f in budget], auth)
+            creds: List[Tuple[str, str, str]] = []  # (header|query|cookie, name, value as sent)
+            for n in [] if isinstance(auth, DomeError) else auth:
+                s = POLICY["security_schemes"][n]
+                v = self._creds[n]
+                if s["type"] == "apiKey":
+                    if s.get("in") == "header":
+                        creds.append(("header", s["name"], v))
+                    elif s.get("in") == "query":
+                        creds.append(("query", s["name"], v))
+                    elif s.get("in") == "cookie":
+                        creds.append(("cookie", "", s["name"] + "=" + v))
+                elif s["type"] == "http":
+                    if s.get("scheme") == "bearer":
+                        creds.append(("header", "Authorization", "Bearer " + v))
+                    elif s.get("scheme") == "basic":
+                        creds.append(("header", "Authorization", "Basic " + base64.b64encode(v.encode()).decode()))
+                    else:
+                        creds.append(("header", "Authorization", s.get("scheme", "") + " " + v))
+                elif s["type"] in ("oauth2", "openIdConnect"):
+                    creds.append(("header", "Authorization", "Bearer " + v))
+            plan = (op["method"], retries, [(f, budget[f]) for f in op["families"] if f in budget], auth, creds)
             self._plans[op_id] = plan
         return plan
 
@@ -441,7 +472,9 @@ class ToolClient:
         body: Any = None,
     ) -> ApiResponse:
         """Sends one call of an operation through the policy's checks (the operation functions call it)."""
-        plan = self._plan(op_id)
+        plan = self._plans.get(op_id)
+        if plan is None:
+            plan = self._plan(op_id)
         params: List[Tuple[str, str]] = []
         for k, v in query.items():
             if v is None or k in self._own_query:
@@ -449,49 +482,28 @@ class ToolClient:
             for x in v if isinstance(v, (list, tuple)) else [v]:
                 params.append((k, _scalar(x)))
         target = self.base_url + path
-        if target.startswith(self._base_prefix):
-            host = self._base_host  # read when the client was made
-        else:
+        if not target.startswith(self._base_prefix):  # else the base URL's host, checked when the client was made
             try:
                 host = host_of_url(target)
             except ValueError as e:
                 raise DomeError("host_not_allowed", op_id + ": " + str(e), operation=op_id) from None
-        self._check_host(op_id, host)
-        alt = self._admit(op_id, plan)
-        hdrs: Dict[str, str] = {}
+            self._check_host(op_id, host)
+        self._admit(op_id, plan)
+        hdrs = dict(self._headers)
         own = self._own_headers
-        for k, v in self._headers.items():
-            if k.lower() not in own and k.lower() != "cookie":
-                hdrs[k] = v
         for k, v in headers.items():
-            if v is not None and k.lower() not in own and k.lower() != "cookie":
-                hdrs[k] = _scalar(v)
-        cookies: List[str] = []
-        passed = self._headers.get("Cookie", self._headers.get("cookie")) if self._headers else None
-        if passed is not None:
-            for c in passed.split(";"):
-                name = c.split("=")[0].strip()
-                if name and name not in self._own_cookies:
-                    cookies.append(c.strip())
-        for n in alt:
-            s = POLICY["security_schemes"][n]
-            v = self._creds[n]
-            if s["type"] == "apiKey":
-                if s.get("in") == "header":
-                    hdrs[s["name"]] = v
-                elif s.get("in") == "query":
-                    params.append((s["name"], v))
-                elif s.get("in") == "cookie":
-                    cookies.append(s["name"] + "=" + v)
-            elif s["type"] == "http":
-                if s.get("scheme") == "bearer":
-                    hdrs["Authorization"] = "Bearer " + v
-                elif s.get("scheme") == "basic":
-                    hdrs["Authorization"] = "Basic " + base64.b64encode(v.encode()).decode()
-                else:
-                    hdrs["Authorization"] = s.get("scheme", "") + " " + v
-            elif s["type"] in ("oauth2", "openIdConnect"):
-                hdrs["Authorization"] = "Bearer " + v
+            if v is not None:
+                lk = k.lower()
+                if lk not in own and lk != "cookie":
+                    hdrs[k] = _scalar(v)
+        cookies = self._cookies
+        for where, name, value in plan[4]:
+            if where == "header":
+                hdrs[name] = value
+            elif where == "query":
+                params.append((name, value))
+            else:
+                cookies = cookies + [value]
         if cookies:
             hdrs["Cookie"] = "; ".join(cookies)
         payload: Optional[bytes] = None
@@ -521,7 +533,7 @@ class ToolClient:
             except (OSError, http.client.HTTPException) as e:
                 fail = DomeError("network_error", "%s: %s %s: %s" % (op_id, method, url, e), operation=op_id, retryable=True)
             if result is not None:
-                c = classify(result[0])
+                c = classify(result[0]) if result[0] >= 400 else None
                 if c is None or not c[1] or attempt >= retries:
                     return self._decode(op_id, result)
                 ra = (result[1].get("Retry-After") or "").strip()

@@ -20,7 +20,7 @@ export async function publishActionVersion(
   version: m.Version,
   body: m.PublishRequest,
 ): Promise<ApiResponse<m.ActionVersion>> {
-  return client.send(
+  return await client.send(
     "publishActionVersion",
     "/actions/" + encodeURIComponent(String(name)) + "/versions/" + encodeURIComponent(String(version)),
     {},

@@ -19,7 +19,7 @@ export async function getActionVersion(
   name: m.ActionName,
   version: m.Version,
 ): Promise<ApiResponse<m.ActionVersion>> {
-  return client.send(
+  return await client.send(
     "getActionVersion",
     "/actions/" + encodeURIComponent(String(name)) + "/versions/" + encodeURIComponent(String(version)),
     {},
@@ -34,7 +34,7 @@ export async function getActionVersion(
 export async function getHealth(
   client: ToolClient,
 ): Promise<ApiResponse<m.Health>> {
-  return client.send(
+  return await client.send(
     "getHealth",
     "/healthz",
     {},
@@ -49,7 +49,7 @@ export async function getHealth(
 export async function getReadiness(
   client: ToolClient,
 ): Promise<ApiResponse<m.Health>> {
-  return client.send(
+  return await client.send(
     "getReadiness",
     "/readyz",
     {},
@@ -64,7 +64,7 @@ export async function getReadiness(
 export async function listActions(
   client: ToolClient,
 ): Promise<ApiResponse<m.ActionList>> {
-  return client.send(
+  return await client.send(
     "listActions",
     "/actions",
     {},
@@ -81,7 +81,7 @@ export async function verifyActionVersion(
   name: m.ActionName,
   version: m.Version,
 ): Promise<ApiResponse<m.Verification>> {
-  return client.send(
+  return await client.send(
     "verifyActionVersion",
     "/actions/" + encodeURIComponent(String(name)) + "/versions/" + encodeURIComponent(String(version)) + "/verify",
     {},

@@ -8,7 +8,7 @@
 /** The policy this client enforces (canonical JSON). */
 export const policyJSON: string = "{\"allow_hosts\":[\"127.0.0.1\",\"actions.example.com\"],\"auth_mode\":\"none\",\"budgets\":{\"max_calls_by_family\":{\"actions\":1000,\"health\":100},\"max_wall_seconds\":120},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"getActionVersion\":{\"families\":[\"actions\",\"getActionVersion\"],\"method\":\"GET\",\"path\":\"/actions/{name}/versions/{version}\",\"security\":[]},\"getHealth\":{\"families\":[\"getHealth\",\"health\"],\"method\":\"GET\",\"path\":\"/healthz\",\"security\":[]},\"getReadiness\":{\"families\":[\"getReadiness\",\"health\"],\"method\":\"GET\",\"path\":\"/readyz\",\"security\":[]},\"listActions\":{\"families\":[\"actions\",\"listActions\"],\"method\":\"GET\",\"path\":\"/actions\",\"security\":[]},\"verifyActionVersion\":{\"families\":[\"actions\",\"verifyActionVersion\"],\"method\":\"GET\",\"path\":\"/actions/{name}/versions/{version}/verify\",\"security\":[]}},\"profile_id\":\"readonly\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{},\"servers\":[\"http://127.0.0.1:8080\"],\"tool_id\":\"action-registry\"}";
 const taxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}";
-const identityJSON = "{\"bundle_tree\":\"6ea24bcc61ed699cb6a8cbc489372b6d1aef5f92\",\"filtered_spec_digest\":\"sha256:08932a2a0b7019c54cca7bead618ff57cf47aa38172c50a0799480a81afb8ab2\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:01b0ed94e8535f6ca2faf4c4093474f1eba1dbcf6039e20127e2d283e3bd5d33\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"action-registry\"}";
+const identityJSON = "{\"bundle_tree\":\"9d091ea539974dbfb7c74557cfb9b3664091220a\",\"filtered_spec_digest\":\"sha256:08932a2a0b7019c54cca7bead618ff57cf47aa38172c50a0799480a81afb8ab2\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:01b0ed94e8535f6ca2faf4c4093474f1eba1dbcf6039e20127e2d283e3bd5d33\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"action-registry\"}";
 /** The files manifest.json must list, no more, no less. */
 const ownFiles: readonly string[] = ["client.ts", "index.ts", "models.ts", "operations.json", "runtime.ts", ];
 
@@ -211,14 +211,126 @@ function alternatives(sec: string[][]): string {
 
 const idempotent = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
 
+/** One attempt of a call: aborted when its deadline passes, with the reason AbortSignal.timeout gives. */
+interface Attempt {
+  readonly ac: AbortController;
+  readonly uses: number;
+  readonly deadline: number;
+  timedOut: boolean;
+  // The attempts in flight are a list (no hashing of each attempt, as a Set would).
+  live: boolean;
+  prev: Attempt | undefined;
+  next: Attempt | undefined;
+}
+
+/** What a plan puts in each request: a header (its value as sent), a query parameter or a cookie. */
+interface Credential {
+  readonly in: "header" | "query" | "cookie";
+  readonly name: string;
+  readonly value: string;
+}
+
+interface Plan {
+  op: PolicyOperation;
+  retries: number;
+  budgeted: [string, number][];
+  auth: string[] | DomeError;
+  creds: Credential[];
+}
+
+const now = typeof performance !== "undefined" ? () => performance.now() : () => Date.now();
+
+/** How many attempts, one after the other, share an AbortController. */
+const maxSignalUses = 8;
+
+/**
+ * The attempts in flight of one client and one timer set for the earliest of their deadlines: a timer (or
+ * AbortSignal.timeout) per call costs more, on a loopback round trip, than the rest of the layer. A finished
+ * attempt's timer is left to fire; it finds the next deadline. So does an AbortSignal per call: the controller
+ * of an attempt that finished (its response read) without being aborted serves the next attempt, never two
+ * in flight at once, up to maxSignalUses attempts (fetch keeps a listener on the signal per request until the
+ * request is collected).
+ */
+class Deadlines {
+  private head: Attempt | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private at = 0;
+  private spare: Attempt | undefined;
+
+  start(ms: number): Attempt {
+    const prev = this.spare;
+    this.spare = undefined;
+    const a: Attempt = {
+      ac: prev === undefined ? new AbortController() : prev.ac,
+      uses: prev === undefined ? 1 : prev.uses + 1,
+      deadline: now() + ms,
+      timedOut: false,
+      live: true,
+      prev: undefined,
+      next: this.head,
+    };
+    if (this.head !== undefined) this.head.prev = a;
+    this.head = a;
+    if (this.timer === undefined || a.deadline < this.at) this.set(a.deadline);
+    return a;
+  }
+
+  finish(a: Attempt): void {
+    this.unlink(a);
+    if (!a.timedOut && a.uses < maxSignalUses) this.spare = a; // only fire aborts a controller
+  }
+
+  private unlink(a: Attempt): void {
+    if (!a.live) return;
+    a.live = false;
+    if (a.prev !== undefined) a.prev.next = a.next;
+    else this.head = a.next;
+    if (a.next !== undefined) a.next.prev = a.prev;
+    a.prev = a.next = undefined;
+  }
+
+  private set(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.at = at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, Math.ceil(at - now())));
+    // Like AbortSignal.timeout's timer, this one does not keep node running.
+    const t = this.timer as unknown as { unref?: () => void };
+    if (typeof t.unref === "function") t.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const t = now();
+    let next = Infinity;
+    const due: Attempt[] = [];
+    for (let a = this.head; a !== undefined; ) {
+      const after = a.next;
+      if (a.deadline <= t) {
+        this.unlink(a);
+        a.timedOut = true;
+        due.push(a);
+      } else if (a.deadline < next) {
+        next = a.deadline;
+      }
+      a = after;
+    }
+    if (next !== Infinity) this.set(next);
+    for (const a of due) a.ac.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+  }
+}
+
 /** The generated client behind the enforcement layer; pass it to the operation functions. */
 export class ToolClient {
   readonly policy: Policy = policy;
   readonly baseUrl: string;
   private readonly baseHost: string;
-  private readonly plans: Map<string, { op: PolicyOperation; retries: number; budgeted: [string, number][]; auth: string[] | DomeError }> = new Map();
+  private readonly plans: Map<string, Plan> = new Map();
   private readonly creds: Record<string, string> = {};
-  private readonly headers: Record<string, string>;
+  // headers are the configured headers but those in the places credentials go; cookies the configured
+  // cookies but the credentials' (both fixed when the client is made).
+  private readonly headers: Record<string, string> = {};
+  private readonly cookies: string[] = [];
+  private readonly deadlines = new Deadlines();
   private readonly doFetch: typeof fetch;
   private readonly clock: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -259,7 +371,17 @@ export class ToolClient {
     }
     this.baseUrl = base.replace(/\/+$/, "");
     this.baseHost = host;
-    this.headers = { ...(cfg.headers ?? {}) };
+    const passed = cfg.headers ?? {};
+    for (const [k, v] of Object.entries(passed)) {
+      if (!this.ownHeaders.has(k.toLowerCase()) && k.toLowerCase() !== "cookie") this.headers[k] = v;
+    }
+    const cookie = passed["Cookie"] ?? passed["cookie"];
+    if (cookie !== undefined) {
+      for (const c of cookie.split(";")) {
+        const name = c.split("=")[0].trim();
+        if (name !== "" && !this.ownCookies.has(name)) this.cookies.push(c.trim());
+      }
+    }
     this.doFetch = cfg.fetch ?? ((input, init) => fetch(input, init));
     this.clock = cfg.clock ?? (() => Date.now());
     this.sleep = cfg.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -306,7 +428,7 @@ export class ToolClient {
   }
 
   // plan holds, per operation, what does not change between calls (credentials and mode are fixed).
-  private plan(id: string) {
+  private plan(id: string): Plan {
     let p = this.plans.get(id);
     if (p === undefined) {
       const op = policy.operations[id];
@@ -319,7 +441,23 @@ export class ToolClient {
       }
       const budget = policy.budgets.max_calls_by_family;
       const budgeted: [string, number][] = op.families.filter((f) => budget[f] !== undefined).map((f) => [f, budget[f]]);
-      p = { op, retries: idempotent.has(op.method) ? policy.client.max_retries : 0, budgeted, auth };
+      const creds: Credential[] = [];
+      for (const n of auth instanceof DomeError ? [] : auth) {
+        const s = policy.security_schemes[n];
+        const v = this.creds[n];
+        if (s.type === "apiKey") {
+          if (s.in === "header") creds.push({ in: "header", name: s.name ?? "", value: v });
+          else if (s.in === "query") creds.push({ in: "query", name: s.name ?? "", value: v });
+          else if (s.in === "cookie") creds.push({ in: "cookie", name: "", value: (s.name ?? "") + "=" + v });
+        } else if (s.type === "http") {
+          if (s.scheme === "bearer") creds.push({ in: "header", name: "Authorization", value: "Bearer " + v });
+          else if (s.scheme === "basic") creds.push({ in: "header", name: "Authorization", value: "Basic " + btoa(v) });
+          else creds.push({ in: "header", name: "Authorization", value: (s.scheme ?? "") + " " + v });
+        } else if (s.type === "oauth2" || s.type === "openIdConnect") {
+          creds.push({ in: "header", name: "Authorization", value: "Bearer " + v });
+        }
+      }
+      p = { op, retries: idempotent.has(op.method) ? policy.client.max_retries : 0, budgeted, auth, creds };
       this.plans.set(id, p);
     }
     return p;
@@ -348,51 +486,37 @@ export class ToolClient {
   ): Promise<ApiResponse<T>> {
     const plan = this.plan(id);
     const op = plan.op;
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) {
+    let params: URLSearchParams | undefined;
+    for (const k in query) {
+      const v = query[k];
       if (v === undefined || v === null || this.ownQuery.has(k)) continue;
-      const values: ReadonlyArray<Scalar> = Array.isArray(v) ? (v as ReadonlyArray<Scalar>) : [v as Scalar];
-      for (const x of values) params.append(k, String(x));
+      params ??= new URLSearchParams();
+      if (Array.isArray(v)) for (const x of v as ReadonlyArray<Scalar>) params.append(k, String(x));
+      else params.append(k, String(v));
     }
-    let host = this.baseHost; // read when the client was made
     const target = this.baseUrl + path;
     if (!path.startsWith("/")) {
+      let host: string;
       try {
         host = hostOfUrl(target);
       } catch (e) {
         throw new DomeError("host_not_allowed", id + ": " + (e as Error).message, { operation: id });
       }
+      this.checkHost(id, host);
+    } // else the base URL's host, checked when the client was made
+    this.admit(id, plan.auth, plan.budgeted);
+    const h: Record<string, string> = { ...this.headers };
+    for (const k in headers) {
+      const v = headers[k];
+      if (v === undefined || v === null) continue;
+      const lk = k.toLowerCase();
+      if (!this.ownHeaders.has(lk) && lk !== "cookie") h[k] = String(v);
     }
-    this.checkHost(id, host);
-    const alt = this.admit(id, plan.auth, plan.budgeted);
-    const h: Record<string, string> = {};
-    const put = (k: string, v: string) => {
-      if (!this.ownHeaders.has(k.toLowerCase()) && k.toLowerCase() !== "cookie") h[k] = v;
-    };
-    for (const [k, v] of Object.entries(this.headers)) put(k, v);
-    for (const [k, v] of Object.entries(headers)) if (v !== undefined && v !== null) put(k, String(v));
-    const cookies: string[] = [];
-    const passed = this.headers["Cookie"] ?? this.headers["cookie"];
-    if (passed !== undefined) {
-      for (const c of passed.split(";")) {
-        const name = c.split("=")[0].trim();
-        if (name !== "" && !this.ownCookies.has(name)) cookies.push(c.trim());
-      }
-    }
-    for (const n of alt) {
-      const s = policy.security_schemes[n];
-      const v = this.creds[n];
-      if (s.type === "apiKey") {
-        if (s.in === "header") h[s.name ?? ""] = v;
-        else if (s.in === "query") params.append(s.name ?? "", v);
-        else if (s.in === "cookie") cookies.push((s.name ?? "") + "=" + v);
-      } else if (s.type === "http") {
-        if (s.scheme === "bearer") h["Authorization"] = "Bearer " + v;
-        else if (s.scheme === "basic") h["Authorization"] = "Basic " + btoa(v);
-        else h["Authorization"] = (s.scheme ?? "") + " " + v;
-      } else if (s.type === "oauth2" || s.type === "openIdConnect") {
-        h["Authorization"] = "Bearer " + v;
-      }
+    let cookies = this.cookies;
+    for (const c of plan.creds) {
+      if (c.in === "header") h[c.name] = c.value;
+      else if (c.in === "query") (params ??= new URLSearchParams()).append(c.name, c.value);
+      else cookies = cookies.concat(c.value);
     }
     if (cookies.length > 0) h["Cookie"] = cookies.join("; ");
     let payload: BodyInit | undefined;
@@ -400,8 +524,8 @@ export class ToolClient {
       h["Content-Type"] = body.contentType;
       payload = body.json ? JSON.stringify(body.value) : (body.value as BodyInit);
     }
-    const qs = params.toString();
-    const url = target + (qs === "" ? "" : "?" + qs);
+    const qs = params === undefined ? "" : params.toString();
+    const url = qs === "" ? target : target + "?" + qs;
     const method = op.method;
     const retries = plan.retries;
     for (let attempt = 0; ; attempt++) {
@@ -412,16 +536,27 @@ export class ToolClient {
       let res: Response | undefined;
       let fail: DomeError | undefined;
       let wait = 0;
+      // The attempt's timeout covers reading the body too: it ends when the body is read.
+      const at = this.deadlines.start(timeout);
       try {
-        res = await this.doFetch(url, { method, headers: h, body: payload, signal: AbortSignal.timeout(timeout) });
+        res = await this.doFetch(url, { method, headers: h, body: payload, signal: at.ac.signal });
       } catch (e) {
+        this.deadlines.finish(at);
         const name = (e as { name?: string }).name;
-        if (name === "TimeoutError") fail = new DomeError("timeout", id + ": no response within " + timeout + " ms", { operation: id, retryable: true, cause: e });
+        if (name === "TimeoutError" || at.timedOut) fail = new DomeError("timeout", id + ": no response within " + timeout + " ms", { operation: id, retryable: true, cause: e });
         else fail = new DomeError("network_error", id + ": " + method + " " + url + ": " + String((e as Error).message ?? e), { operation: id, retryable: true, cause: e });
       }
       if (res !== undefined) {
         const c = classify(res.status);
-        if (c === null || !c.retryable || attempt >= retries) return this.decode<T>(id, res);
+        if (c === null || !c.retryable || attempt >= retries) {
+          let text: string;
+          try {
+            text = await res.text();
+          } finally {
+            this.deadlines.finish(at);
+          }
+          return this.decode<T>(id, res, text);
+        }
         const ra = Number.parseInt((res.headers.get("Retry-After") ?? "").trim(), 10);
         if (ra > 0 && String(ra) === (res.headers.get("Retry-After") ?? "").trim()) wait = ra * 1000;
       }
@@ -429,16 +564,26 @@ export class ToolClient {
       if (wait > delay) delay = wait;
       const left = this.remaining();
       if (attempt >= retries || (left !== null && delay >= left)) {
-        if (res !== undefined) return this.decode<T>(id, res);
+        if (res !== undefined) {
+          let text: string;
+          try {
+            text = await res.text();
+          } finally {
+            this.deadlines.finish(at);
+          }
+          return this.decode<T>(id, res, text);
+        }
         throw fail;
       }
-      if (res !== undefined) await res.arrayBuffer().catch(() => undefined);
+      if (res !== undefined) {
+        await res.arrayBuffer().catch(() => undefined);
+        this.deadlines.finish(at);
+      }
       await this.sleep(delay);
     }
   }
 
-  private async decode<T>(id: string, res: Response): Promise<ApiResponse<T>> {
-    const text = await res.text();
+  private decode<T>(id: string, res: Response, text: string): ApiResponse<T> {
     const isJSON = /[/+]json\b/i.test(res.headers.get("Content-Type") ?? "");
     let body: unknown = text;
     if (text !== "" && isJSON) {

@@ -18,7 +18,7 @@ export async function createItem(
   client: ToolClient,
   body: m.Item,
 ): Promise<ApiResponse<m.Item>> {
-  return client.send(
+  return await client.send(
     "createItem",
     "/items",
     {},
@@ -35,7 +35,7 @@ export async function getItem(
   client: ToolClient,
   sku: string,
 ): Promise<ApiResponse<m.Item>> {
-  return client.send(
+  return await client.send(
     "getItem",
     "/items/" + encodeURIComponent(String(sku)),
     {},
@@ -52,7 +52,7 @@ export async function getStockLevel(
   warehouseId: string,
   sku: string,
 ): Promise<ApiResponse<m.StockLevel>> {
-  return client.send(
+  return await client.send(
     "getStockLevel",
     "/stock/" + encodeURIComponent(String(warehouseId)) + "/" + encodeURIComponent(String(sku)),
     {},
@@ -74,7 +74,7 @@ export async function listItems(
   client: ToolClient,
   params: ListItemsParams = {},
 ): Promise<ApiResponse<Array<m.Item>>> {
-  return client.send(
+  return await client.send(
     "listItems",
     "/items",
     {"sku_prefix": params["sku_prefix"], "page": params["page"], },
@@ -89,7 +89,7 @@ export async function listItems(
 export async function listWarehouses(
   client: ToolClient,
 ): Promise<ApiResponse<Array<m.Warehouse>>> {
-  return client.send(
+  return await client.send(
     "listWarehouses",
     "/warehouses",
     {},
@@ -105,7 +105,7 @@ export async function recordMovement(
   client: ToolClient,
   body: m.Movement,
 ): Promise<ApiResponse<m.StockLevel>> {
-  return client.send(
+  return await client.send(
     "recordMovement",
     "/stock/movements",
     {},
@@ -121,7 +121,7 @@ export async function recordMovement(
 export async function reindexStock(
   client: ToolClient,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "reindexStock",
     "/admin/reindex",
     {},
@@ -137,7 +137,7 @@ export async function retireItem(
   client: ToolClient,
   sku: string,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "retireItem",
     "/items/" + encodeURIComponent(String(sku)),
     {},
@@ -154,7 +154,7 @@ export async function upsertWarehouse(
   warehouseId: string,
   body: m.Warehouse,
 ): Promise<ApiResponse<m.Warehouse>> {
-  return client.send(
+  return await client.send(
     "upsertWarehouse",
     "/warehouses/" + encodeURIComponent(String(warehouseId)),
     {},

@@ -18,7 +18,7 @@ export async function recordMovement(
   client: ToolClient,
   body: m.Movement,
 ): Promise<ApiResponse<m.StockLevel>> {
-  return client.send(
+  return await client.send(
     "recordMovement",
     "/stock/movements",
     {},
@@ -35,7 +35,7 @@ export async function retireItem(
   client: ToolClient,
   sku: string,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "retireItem",
     "/items/" + encodeURIComponent(String(sku)),
     {},
@@ -52,7 +52,7 @@ export async function upsertWarehouse(
   warehouseId: string,
   body: m.Warehouse,
 ): Promise<ApiResponse<m.Warehouse>> {
-  return client.send(
+  return await client.send(
     "upsertWarehouse",
     "/warehouses/" + encodeURIComponent(String(warehouseId)),
     {},

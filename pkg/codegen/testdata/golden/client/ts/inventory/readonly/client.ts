@@ -18,7 +18,7 @@ export async function getItem(
   client: ToolClient,
   sku: string,
 ): Promise<ApiResponse<m.Item>> {
-  return client.send(
+  return await client.send(
     "getItem",
     "/items/" + encodeURIComponent(String(sku)),
     {},
@@ -35,7 +35,7 @@ export async function getStockLevel(
   warehouseId: string,
   sku: string,
 ): Promise<ApiResponse<m.StockLevel>> {
-  return client.send(
+  return await client.send(
     "getStockLevel",
     "/stock/" + encodeURIComponent(String(warehouseId)) + "/" + encodeURIComponent(String(sku)),
     {},
@@ -57,7 +57,7 @@ export async function listItems(
   client: ToolClient,
   params: ListItemsParams = {},
 ): Promise<ApiResponse<Array<m.Item>>> {
-  return client.send(
+  return await client.send(
     "listItems",
     "/items",
     {"sku_prefix": params["sku_prefix"], "page": params["page"], },
@@ -72,7 +72,7 @@ export async function listItems(
 export async function listWarehouses(
   client: ToolClient,
 ): Promise<ApiResponse<Array<m.Warehouse>>> {
-  return client.send(
+  return await client.send(
     "listWarehouses",
     "/warehouses",
     {},

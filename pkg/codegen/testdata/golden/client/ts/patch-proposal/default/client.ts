@@ -18,7 +18,7 @@ export async function submitMetadata(
   client: ToolClient,
   body: m.SubmitMetadataRequest,
 ): Promise<ApiResponse<m.SubmitResult>> {
-  return client.send(
+  return await client.send(
     "submit_metadata",
     "/submit_metadata",
     {},
@@ -35,7 +35,7 @@ export async function submitPatch(
   client: ToolClient,
   body: m.SubmitPatchRequest,
 ): Promise<ApiResponse<m.SubmitResult>> {
-  return client.send(
+  return await client.send(
     "submit_patch",
     "/submit_patch",
     {},

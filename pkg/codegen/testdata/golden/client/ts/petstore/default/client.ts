@@ -18,7 +18,7 @@ export async function createPet(
   client: ToolClient,
   body: m.NewPet,
 ): Promise<ApiResponse<m.Pet>> {
-  return client.send(
+  return await client.send(
     "createPet",
     "/pets",
     {},
@@ -35,7 +35,7 @@ export async function deletePet(
   client: ToolClient,
   petId: number,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "deletePet",
     "/pets/" + encodeURIComponent(String(petId)),
     {},
@@ -51,7 +51,7 @@ export async function getOrder(
   client: ToolClient,
   orderId: number,
 ): Promise<ApiResponse<m.Order>> {
-  return client.send(
+  return await client.send(
     "getOrder",
     "/store/orders/" + encodeURIComponent(String(orderId)),
     {},
@@ -74,7 +74,7 @@ export async function listPets(
   client: ToolClient,
   params: ListPetsParams = {},
 ): Promise<ApiResponse<m.Pets>> {
-  return client.send(
+  return await client.send(
     "listPets",
     "/pets",
     {"limit": params["limit"], "status": params["status"], },
@@ -90,7 +90,7 @@ export async function placeOrder(
   client: ToolClient,
   body: m.Order,
 ): Promise<ApiResponse<m.Order>> {
-  return client.send(
+  return await client.send(
     "placeOrder",
     "/store/orders",
     {},
@@ -107,7 +107,7 @@ export async function showPetById(
   client: ToolClient,
   petId: number,
 ): Promise<ApiResponse<m.Pet>> {
-  return client.send(
+  return await client.send(
     "showPetById",
     "/pets/" + encodeURIComponent(String(petId)),
     {},
@@ -124,7 +124,7 @@ export async function updatePet(
   petId: number,
   body: m.NewPet,
 ): Promise<ApiResponse<m.Pet>> {
-  return client.send(
+  return await client.send(
     "updatePet",
     "/pets/" + encodeURIComponent(String(petId)),
     {},

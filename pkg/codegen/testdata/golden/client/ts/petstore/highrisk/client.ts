@@ -18,7 +18,7 @@ export async function createPet(
   client: ToolClient,
   body: m.NewPet,
 ): Promise<ApiResponse<m.Pet>> {
-  return client.send(
+  return await client.send(
     "createPet",
     "/pets",
     {},
@@ -35,7 +35,7 @@ export async function deletePet(
   client: ToolClient,
   petId: number,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "deletePet",
     "/pets/" + encodeURIComponent(String(petId)),
     {},
@@ -51,7 +51,7 @@ export async function placeOrder(
   client: ToolClient,
   body: m.Order,
 ): Promise<ApiResponse<m.Order>> {
-  return client.send(
+  return await client.send(
     "placeOrder",
     "/store/orders",
     {},
@@ -69,7 +69,7 @@ export async function updatePet(
   petId: number,
   body: m.NewPet,
 ): Promise<ApiResponse<m.Pet>> {
-  return client.send(
+  return await client.send(
     "updatePet",
     "/pets/" + encodeURIComponent(String(petId)),
     {},

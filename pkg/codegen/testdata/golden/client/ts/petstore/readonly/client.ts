@@ -18,7 +18,7 @@ export async function getOrder(
   client: ToolClient,
   orderId: number,
 ): Promise<ApiResponse<m.Order>> {
-  return client.send(
+  return await client.send(
     "getOrder",
     "/store/orders/" + encodeURIComponent(String(orderId)),
     {},
@@ -41,7 +41,7 @@ export async function listPets(
   client: ToolClient,
   params: ListPetsParams = {},
 ): Promise<ApiResponse<m.Pets>> {
-  return client.send(
+  return await client.send(
     "listPets",
     "/pets",
     {"limit": params["limit"], "status": params["status"], },
@@ -57,7 +57,7 @@ export async function showPetById(
   client: ToolClient,
   petId: number,
 ): Promise<ApiResponse<m.Pet>> {
-  return client.send(
+  return await client.send(
     "showPetById",
     "/pets/" + encodeURIComponent(String(petId)),
     {},

@@ -18,7 +18,7 @@ export async function applyPatch(
   client: ToolClient,
   body: m.ApplyPatchRequest,
 ): Promise<ApiResponse<m.ApplyResult>> {
-  return client.send(
+  return await client.send(
     "apply_patch",
     "/apply_patch",
     {},
@@ -35,7 +35,7 @@ export async function checkpoint(
   client: ToolClient,
   body: m.CheckpointRequest,
 ): Promise<ApiResponse<m.Checkpoint>> {
-  return client.send(
+  return await client.send(
     "checkpoint",
     "/checkpoint",
     {},
@@ -52,7 +52,7 @@ export async function createIntegrationWorktree(
   client: ToolClient,
   body: m.CreateWorktreeRequest,
 ): Promise<ApiResponse<m.WorktreeState>> {
-  return client.send(
+  return await client.send(
     "create_integration_worktree",
     "/create_integration_worktree",
     {},
@@ -69,7 +69,7 @@ export async function promote(
   client: ToolClient,
   body: m.PromoteRequest,
 ): Promise<ApiResponse<m.Promotion>> {
-  return client.send(
+  return await client.send(
     "promote",
     "/promote",
     {},
@@ -86,7 +86,7 @@ export async function rollback(
   client: ToolClient,
   body: m.RollbackRequest,
 ): Promise<ApiResponse<m.WorktreeState>> {
-  return client.send(
+  return await client.send(
     "rollback",
     "/rollback",
     {},
@@ -103,7 +103,7 @@ export async function runValidation(
   client: ToolClient,
   body: m.ValidationRequest,
 ): Promise<ApiResponse<m.ValidationSummary>> {
-  return client.send(
+  return await client.send(
     "run_validation",
     "/run_validation",
     {},

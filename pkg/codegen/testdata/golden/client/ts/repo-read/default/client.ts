@@ -18,7 +18,7 @@ export async function getBaseRef(
   client: ToolClient,
   body: { },
 ): Promise<ApiResponse<m.BaseRef>> {
-  return client.send(
+  return await client.send(
     "get_base_ref",
     "/get_base_ref",
     {},
@@ -35,7 +35,7 @@ export async function getDiffStats(
   client: ToolClient,
   body: m.DiffStatsRequest,
 ): Promise<ApiResponse<m.DiffStats>> {
-  return client.send(
+  return await client.send(
     "get_diff_stats",
     "/get_diff_stats",
     {},
@@ -52,7 +52,7 @@ export async function grep(
   client: ToolClient,
   body: m.GrepRequest,
 ): Promise<ApiResponse<m.GrepResult>> {
-  return client.send(
+  return await client.send(
     "grep",
     "/grep",
     {},
@@ -69,7 +69,7 @@ export async function listTree(
   client: ToolClient,
   body: m.ListTreeRequest,
 ): Promise<ApiResponse<m.TreeListing>> {
-  return client.send(
+  return await client.send(
     "list_tree",
     "/list_tree",
     {},
@@ -86,7 +86,7 @@ export async function readFile(
   client: ToolClient,
   body: m.ReadFileRequest,
 ): Promise<ApiResponse<m.FileContent>> {
-  return client.send(
+  return await client.send(
     "read_file",
     "/read_file",
     {},

@@ -19,7 +19,7 @@ export async function addComment(
   ticketId: string,
   body: m.NewComment,
 ): Promise<ApiResponse<m.Comment>> {
-  return client.send(
+  return await client.send(
     "addComment",
     "/tickets/" + encodeURIComponent(String(ticketId)) + "/comments",
     {},
@@ -36,7 +36,7 @@ export async function createTicket(
   client: ToolClient,
   body: m.NewTicket,
 ): Promise<ApiResponse<m.Ticket>> {
-  return client.send(
+  return await client.send(
     "createTicket",
     "/tickets",
     {},
@@ -53,7 +53,7 @@ export async function deleteTicket(
   client: ToolClient,
   ticketId: string,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "deleteTicket",
     "/tickets/" + encodeURIComponent(String(ticketId)),
     {},
@@ -75,7 +75,7 @@ export async function getAuditLog(
   client: ToolClient,
   params: GetAuditLogParams = {},
 ): Promise<ApiResponse<Array<{ "action": string; "actor": string; "at": string; }>>> {
-  return client.send(
+  return await client.send(
     "getAuditLog",
     "/admin/audit-log",
     {"cursor": params["cursor"], },
@@ -91,7 +91,7 @@ export async function getTicket(
   client: ToolClient,
   ticketId: string,
 ): Promise<ApiResponse<m.Ticket>> {
-  return client.send(
+  return await client.send(
     "getTicket",
     "/tickets/" + encodeURIComponent(String(ticketId)),
     {},
@@ -106,7 +106,7 @@ export async function getTicket(
 export async function listAgents(
   client: ToolClient,
 ): Promise<ApiResponse<Array<m.User>>> {
-  return client.send(
+  return await client.send(
     "listAgents",
     "/agents",
     {},
@@ -130,7 +130,7 @@ export async function listComments(
   ticketId: string,
   params: ListCommentsParams = {},
 ): Promise<ApiResponse<Array<m.Comment>>> {
-  return client.send(
+  return await client.send(
     "listComments",
     "/tickets/" + encodeURIComponent(String(ticketId)) + "/comments",
     {"cursor": params["cursor"], "limit": params["limit"], },
@@ -155,7 +155,7 @@ export async function listTickets(
   client: ToolClient,
   params: ListTicketsParams = {},
 ): Promise<ApiResponse<m.TicketPage>> {
-  return client.send(
+  return await client.send(
     "listTickets",
     "/tickets",
     {"cursor": params["cursor"], "limit": params["limit"], "status": params["status"], "assignee": params["assignee"], },
@@ -172,7 +172,7 @@ export async function updateTicket(
   ticketId: string,
   body: m.TicketPatch,
 ): Promise<ApiResponse<m.Ticket>> {
-  return client.send(
+  return await client.send(
     "updateTicket",
     "/tickets/" + encodeURIComponent(String(ticketId)),
     {},
@@ -190,7 +190,7 @@ export async function upsertAgent(
   agentId: string,
   body: m.User,
 ): Promise<ApiResponse<m.User>> {
-  return client.send(
+  return await client.send(
     "upsertAgent",
     "/agents/" + encodeURIComponent(String(agentId)),
     {},

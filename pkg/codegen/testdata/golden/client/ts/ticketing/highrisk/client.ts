@@ -18,7 +18,7 @@ export async function deleteTicket(
   client: ToolClient,
   ticketId: string,
 ): Promise<ApiResponse<unknown>> {
-  return client.send(
+  return await client.send(
     "deleteTicket",
     "/tickets/" + encodeURIComponent(String(ticketId)),
     {},
@@ -40,7 +40,7 @@ export async function getAuditLog(
   client: ToolClient,
   params: GetAuditLogParams = {},
 ): Promise<ApiResponse<Array<{ "action": string; "actor": string; "at": string; }>>> {
-  return client.send(
+  return await client.send(
     "getAuditLog",
     "/admin/audit-log",
     {"cursor": params["cursor"], },
@@ -57,7 +57,7 @@ export async function updateTicket(
   ticketId: string,
   body: m.TicketPatch,
 ): Promise<ApiResponse<m.Ticket>> {
-  return client.send(
+  return await client.send(
     "updateTicket",
     "/tickets/" + encodeURIComponent(String(ticketId)),
     {},
@@ -75,7 +75,7 @@ export async function upsertAgent(
   agentId: string,
   body: m.User,
 ): Promise<ApiResponse<m.User>> {
-  return client.send(
+  return await client.send(
     "upsertAgent",
     "/agents/" + encodeURIComponent(String(agentId)),
     {},

@@ -18,7 +18,7 @@ export async function getTicket(
   client: ToolClient,
   ticketId: string,
 ): Promise<ApiResponse<m.Ticket>> {
-  return client.send(
+  return await client.send(
     "getTicket",
     "/tickets/" + encodeURIComponent(String(ticketId)),
     {},
@@ -33,7 +33,7 @@ export async function getTicket(
 export async function listAgents(
   client: ToolClient,
 ): Promise<ApiResponse<Array<m.User>>> {
-  return client.send(
+  return await client.send(
     "listAgents",
     "/agents",
     {},
@@ -57,7 +57,7 @@ export async function listComments(
   ticketId: string,
   params: ListCommentsParams = {},
 ): Promise<ApiResponse<Array<m.Comment>>> {
-  return client.send(
+  return await client.send(
     "listComments",
     "/tickets/" + encodeURIComponent(String(ticketId)) + "/comments",
     {"cursor": params["cursor"], "limit": params["limit"], },
@@ -82,7 +82,7 @@ export async function listTickets(
   client: ToolClient,
   params: ListTicketsParams = {},
 ): Promise<ApiResponse<m.TicketPage>> {
-  return client.send(
+  return await client.send(
     "listTickets",
     "/tickets",
     {"cursor": params["cursor"], "limit": params["limit"], "status": params["status"], "assignee": params["assignee"], },
