@@ -14,9 +14,6 @@ import (
 // first.
 const EnvExecPath = "DOME_EXEC_PATH"
 
-// Module is the Go module the helpers are installed from.
-const Module = "github.com/dome-registry/dome"
-
 // Names of the helper programs.
 const (
 	OpenAI = "dome-openai"
@@ -29,14 +26,14 @@ type Lookup struct {
 	Getenv func(string) string
 	// Executable is the running program's path (nil: os.Executable).
 	Executable func() (string, error)
-	// Version is the dome version the install hint names ("" or a
-	// development build: latest).
-	Version string
+	// Install says how to install the helper name: the program that knows
+	// how it is packaged says (nil: the hint names DOME_EXEC_PATH only).
+	Install func(name string) string
 }
 
 // Find returns the absolute path of the helper program name.
-func Find(name, version string, getenv func(string) string) (string, error) {
-	return Lookup{Getenv: getenv, Version: version}.Find(name)
+func Find(name string, getenv func(string) string, install func(name string) string) (string, error) {
+	return Lookup{Getenv: getenv, Install: install}.Find(name)
 }
 
 // Find returns the absolute path of the helper program name.
@@ -95,16 +92,16 @@ func (l Lookup) Find(name string) (string, error) {
 		looked = append(looked, "PATH")
 	}
 	return "", &errkind.InputError{Source: name, Problem: "helper program not found: looked in " + strings.Join(looked, ", "),
-		Hint: InstallHint(name, l.Version)}
+		Hint: l.hint(name)}
 }
 
-// InstallHint says how to install a helper.
-func InstallHint(name, version string) string {
-	if version == "" || version == "(devel)" || version == "dev" || !strings.HasPrefix(version, "v") {
-		version = "latest"
+// hint says how to make a missing helper found.
+func (l Lookup) hint(name string) string {
+	h := "set " + EnvExecPath + " to its directory"
+	if l.Install != nil {
+		h = l.Install(name) + ", or " + h
 	}
-	return fmt.Sprintf("install it beside dome: go install %s/cmd/%s@%s (the release archive ships it next to dome), or set %s to its directory",
-		Module, name, version, EnvExecPath)
+	return h
 }
 
 // candidate reports whether dir/name is an executable regular file.

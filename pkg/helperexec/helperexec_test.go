@@ -71,7 +71,7 @@ func TestFind_Missing(t *testing.T) {
 			return map[string]string{EnvExecPath: filepath.Join(root, "noexec"), "PATH": filepath.Join(root, "dir") + string(filepath.ListSeparator) + "rel"}[k]
 		},
 		Executable: func() (string, error) { return filepath.Join(root, "bin", "dome"), nil },
-		Version:    "v1.2.3",
+		Install:    func(name string) string { return "install " + name + " v1.2.3" },
 	}
 	_, err := l.Find(OpenAI)
 	var ie *errkind.InputError
@@ -84,18 +84,14 @@ func TestFind_Missing(t *testing.T) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
-	if !strings.Contains(ie.Hint, "go install github.com/dome-registry/dome/cmd/dome-openai@v1.2.3") || !strings.Contains(ie.Hint, "release archive") {
+	if ie.Hint != "install dome-openai v1.2.3, or set DOME_EXEC_PATH to its directory" {
 		t.Errorf("hint %q", ie.Hint)
+	}
+	l.Install = nil
+	if _, err := l.Find(OpenAI); errkind.HintOf(err) != "set DOME_EXEC_PATH to its directory" {
+		t.Errorf("hint without an installer: %q", errkind.HintOf(err))
 	}
 	if _, err := (Lookup{}).Find("../dome-otel"); err == nil {
 		t.Error("a name with a slash was looked up")
-	}
-}
-
-func TestInstallHint_DevelopmentBuilds(t *testing.T) {
-	for _, v := range []string{"", "(devel)", "dev", "4fbc64a-dirty"} {
-		if h := InstallHint(OTel, v); !strings.Contains(h, "cmd/dome-otel@latest") {
-			t.Errorf("%q: %s", v, h)
-		}
 	}
 }

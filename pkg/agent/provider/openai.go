@@ -48,7 +48,7 @@ func newOpenAI(rt *Runtime, opts Options) (Provider, error) {
 	helper := opts.Helper
 	if helper == "" {
 		var err error
-		if helper, err = helperexec.Find(helperexec.OpenAI, opts.Version, getenv); err != nil {
+		if helper, err = helperexec.Find(helperexec.OpenAI, getenv, opts.InstallHint); err != nil {
 			msg := err.Error()
 			if h := errkind.HintOf(err); h != "" {
 				msg += "; " + h

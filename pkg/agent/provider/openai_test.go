@@ -201,9 +201,9 @@ func TestOpenAI_Helper(t *testing.T) {
 		}
 		return ""
 	}
-	_, err := New(rt, Options{Getenv: noHelper, Version: "v1.4.0"})
+	_, err := New(rt, Options{Getenv: noHelper, InstallHint: func(name string) string { return "install " + name + " v1.4.0" }})
 	if CodeOf(err) != CodeConfig || !strings.Contains(err.Error(), "dome-openai: helper program not found: looked in DOME_EXEC_PATH ("+empty+")") ||
-		!strings.Contains(err.Error(), "go install github.com/dome-registry/dome/cmd/dome-openai@v1.4.0") {
+		!strings.Contains(err.Error(), "install dome-openai v1.4.0, or set DOME_EXEC_PATH") {
 		t.Fatalf("%v", err)
 	}
 	p, err := New(rt, Options{Getenv: env})

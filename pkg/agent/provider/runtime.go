@@ -163,9 +163,9 @@ type Options struct {
 	// Helper is the dome-openai program the openai kind runs (default:
 	// found by pkg/helperexec through Getenv).
 	Helper string
-	// Version is dome's version, named in the hint when the helper is
-	// missing.
-	Version string
+	// InstallHint says how to install a missing helper (its name given):
+	// the program that knows how dome is packaged says.
+	InstallHint func(name string) string
 }
 
 // New returns the provider of rt.

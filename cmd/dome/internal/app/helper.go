@@ -17,7 +17,17 @@ import (
 // integrations live in programs of their own so that every other command
 // starts without loading them.
 func findHelper(env *Env, name string) (string, error) {
-	return helperexec.Find(name, domeVersion(), env.Getenv)
+	return helperexec.Find(name, env.Getenv, installHint)
+}
+
+// installHint says how to install the helper name of this dome's version
+// (latest for a development build).
+func installHint(name string) string {
+	v := domeVersion()
+	if !strings.HasPrefix(v, "v") {
+		v = "latest"
+	}
+	return fmt.Sprintf("install it beside dome: go install %s/cmd/%s@%s (the release archive ships it next to dome)", domeModule, name, v)
 }
 
 // runHelper runs the helper at path with args (its environment is dome's),
@@ -37,7 +47,7 @@ func runHelper(ctx context.Context, path string, args []string, stdout, stderr i
 	case errors.As(err, &ee):
 		return &errkind.CheckError{Problem: fmt.Sprintf("%s failed: %v", path, err)}
 	}
-	return &errkind.CheckError{Problem: fmt.Sprintf("cannot run %s: %v", path, err), Hint: "reinstall it: " + helperexec.InstallHint(lastElem(path), domeVersion())}
+	return &errkind.CheckError{Problem: fmt.Sprintf("cannot run %s: %v", path, err), Hint: "re" + installHint(lastElem(path))}
 }
 
 // helperOutput keeps the first bytes of a helper's stderr for a one-line

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dome-registry/dome/pkg/helperexec"
 	"github.com/dome-registry/dome/pkg/stack"
 )
 
@@ -66,5 +67,17 @@ func TestExportOtelQuietly(t *testing.T) {
 	args, _ := os.ReadFile(filepath.Join(dir, "args"))
 	if !strings.HasPrefix(string(args), "export --run-dir "+l.Root+" --run r1 --endpoint http://127.0.0.1:9/v1/traces --service-version ") || !strings.HasSuffix(string(args), " --quiet\n") {
 		t.Fatalf("args %q", args)
+	}
+}
+
+// The install hint names the helper's command at this dome's version, and
+// latest for a development build.
+func TestInstallHint(t *testing.T) {
+	defer func(v string) { Version = v }(Version)
+	for v, want := range map[string]string{"v1.2.3": "@v1.2.3 ", "": "@latest ", "dev": "@latest ", "(devel)": "@latest ", "4fbc64a-dirty": "@latest "} {
+		Version = v
+		if h := installHint(helperexec.OTel); !strings.Contains(h, "go install github.com/dome-registry/dome/cmd/dome-otel"+want) {
+			t.Errorf("version %q: %s", v, h)
+		}
 	}
 }

@@ -35,7 +35,7 @@ type buildInfo struct {
 // pseudo-version or "(devel)" for a build in a checkout) and the VCS
 // revision when the build recorded one.
 func readBuildInfo() buildInfo {
-	bi := buildInfo{Version: Version, Commit: Commit, Module: "github.com/dome-registry/dome",
+	bi := buildInfo{Version: Version, Commit: Commit, Module: domeModule,
 		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
 	if ok {
@@ -111,3 +111,6 @@ func runVersion(_ context.Context, env *Env, asJSON bool) error {
 	fmt.Fprintf(w, "go\t%s %s/%s\n", bi.GoVersion, bi.OS, bi.Arch)
 	return w.Flush()
 }
+
+// domeModule is the Go module dome and its helper programs install from.
+const domeModule = "github.com/dome-registry/dome"

@@ -64,7 +64,7 @@ func readProviderOptions(c *cli.Context) (providerOptions, error) {
 
 func providerFactory(env *Env, o providerOptions) func(rt *provider.Runtime) (provider.Provider, error) {
 	return func(rt *provider.Runtime) (provider.Provider, error) {
-		return provider.New(rt, provider.Options{Exec: o.Exec, BaseURL: o.BaseURL, Getenv: env.Getenv, Version: domeVersion()})
+		return provider.New(rt, provider.Options{Exec: o.Exec, BaseURL: o.BaseURL, Getenv: env.Getenv, InstallHint: installHint})
 	}
 }
 
