@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dome-registry/dome/internal/grantstoretest"
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/grant"
-	"github.com/dome-registry/dome/pkg/grant/storetest"
 	"github.com/dome-registry/dome/pkg/signing"
 )
 
@@ -105,7 +105,7 @@ func TestVerify_Order(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			store := storetest.NewMemStore()
+			store := grantstoretest.NewMemStore()
 			v := verifier(t, f, store)
 			r := req(now)
 			c.mod(&r)
@@ -133,7 +133,7 @@ func TestSpend_ReplayAndRevoke(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	tok, g := f.issue(t, grant.Binding{})
-	store := storetest.NewMemStore()
+	store := grantstoretest.NewMemStore()
 	v := verifier(t, f, store)
 	now := t0.Add(time.Minute)
 	if _, err := v.Spend(ctx, tok, req(now)); err != nil {
@@ -168,7 +168,7 @@ func TestAuthorize_SpendsOnFirstWrite(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	tok, _ := f.issue(t, grant.Binding{})
-	store := storetest.NewMemStore()
+	store := grantstoretest.NewMemStore()
 	meter := grant.NewMeter()
 	v, _ := grant.NewVerifier(f.trusted, grant.Options{Store: store, Meter: meter, CacheSize: 16})
 	now := t0.Add(time.Minute)
@@ -318,7 +318,7 @@ func TestVerify_EveryFieldTampered(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	store := storetest.NewMemStore()
+	store := grantstoretest.NewMemStore()
 	v := verifier(t, f, store)
 	now := t0.Add(time.Minute)
 	n := 0

@@ -5,20 +5,20 @@ import (
 	"os"
 	"testing"
 
+	"github.com/dome-registry/dome/internal/grantstoretest"
 	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/grant"
 	"github.com/dome-registry/dome/pkg/grant/grantpg"
-	"github.com/dome-registry/dome/pkg/grant/storetest"
 )
 
 func TestMain(m *testing.M) {
-	if code, child := storetest.ChildMain(func(loc string) (grant.Store, error) { return grantpg.Open(context.Background(), loc) }, os.Stdin, os.Stdout, os.Stderr); child {
+	if code, child := grantstoretest.ChildMain(func(loc string) (grant.Store, error) { return grantpg.Open(context.Background(), loc) }, os.Stdin, os.Stdout, os.Stderr); child {
 		os.Exit(code)
 	}
 	os.Exit(pgtest.Main(m))
 }
 
-func opener(t testing.TB) storetest.Opener {
+func opener(t testing.TB) grantstoretest.Opener {
 	url := pgtest.NewDatabase(t)
 	return func(t testing.TB) grant.Store {
 		s, err := grantpg.Open(context.Background(), url)
@@ -30,7 +30,7 @@ func opener(t testing.TB) storetest.Opener {
 	}
 }
 
-func TestConformance(t *testing.T) { storetest.Run(t, opener) }
+func TestConformance(t *testing.T) { grantstoretest.Run(t, opener) }
 
 func TestEightProcessesSpendOneGrant(t *testing.T) {
 	url := pgtest.NewDatabase(t)
@@ -40,18 +40,18 @@ func TestEightProcessesSpendOneGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	storetest.SpendFromProcesses(t, url, 8)
+	grantstoretest.SpendFromProcesses(t, url, 8)
 }
 
 func TestKill9LosesNoAcknowledgedSpend(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	acked := storetest.KillDuringSpends(t, url, 300)
+	acked := grantstoretest.KillDuringSpends(t, url, 300)
 	s, err := grantpg.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	storetest.CheckAcked(t, s, acked)
+	grantstoretest.CheckAcked(t, s, acked)
 }
 
 func TestMigrationsIdempotent(t *testing.T) {

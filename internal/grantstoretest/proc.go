@@ -1,4 +1,4 @@
-package storetest
+package grantstoretest
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ const (
 //
 //	func TestMain(m *testing.M) {
 //		open := func(loc string) (grant.Store, error) { return grantfile.Open(loc) }
-//		if code, child := storetest.ChildMain(open, os.Stdin, os.Stdout, os.Stderr); child {
+//		if code, child := grantstoretest.ChildMain(open, os.Stdin, os.Stdout, os.Stderr); child {
 //			os.Exit(code)
 //		}
 //		os.Exit(m.Run())
