@@ -25,11 +25,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"time"
 
 	"github.com/dome-registry/dome/pkg/agent/provider"
 	"github.com/dome-registry/dome/pkg/agent/provider/openaisdk"
+	"github.com/dome-registry/dome/pkg/helperexec"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // Name is the program's name.
@@ -42,15 +43,7 @@ const MaxRequestBytes = 16 << 20
 // build information.
 var Version string
 
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+func version() string { return helperexec.ProgramVersion(Version) }
 
 type usageError struct{ msg string }
 
@@ -117,12 +110,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, MaxRequestBytes+1))
+	data, err := readlimit.ReadAll(stdin, MaxRequestBytes)
 	if err != nil {
 		return usageError{"read the request: " + err.Error()}
-	}
-	if len(data) > MaxRequestBytes {
-		return usageError{fmt.Sprintf("the request is over %d bytes", MaxRequestBytes)}
 	}
 	var req provider.Request
 	dec := json.NewDecoder(bytes.NewReader(data))

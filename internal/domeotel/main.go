@@ -24,9 +24,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"time"
 
+	"github.com/dome-registry/dome/pkg/helperexec"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/otelenv"
 	"github.com/dome-registry/dome/pkg/otelexport"
@@ -42,15 +42,7 @@ var Version string
 // ExportTimeout bounds one export.
 const ExportTimeout = 30 * time.Second
 
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+func version() string { return helperexec.ProgramVersion(Version) }
 
 type usageError struct{ msg string }
 

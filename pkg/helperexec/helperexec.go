@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -102,6 +103,18 @@ func (l Lookup) hint(name string) string {
 		h = l.Install(name) + ", or " + h
 	}
 	return h
+}
+
+// ProgramVersion is a helper program's version: linked, when set at link
+// time (-X), else the module version from the build information.
+func ProgramVersion(linked string) string {
+	if linked != "" {
+		return linked
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // candidate reports whether dir/name is an executable regular file.
