@@ -8,7 +8,7 @@
 /** The policy this client enforces (canonical JSON). */
 export const policyJSON: string = "{\"allow_hosts\":[\"actions.example.com\"],\"auth_mode\":\"apiKey\",\"budgets\":{\"max_calls_by_family\":{\"publish\":20},\"max_wall_seconds\":30},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"publishActionVersion\":{\"families\":[\"publish\",\"publishActionVersion\"],\"method\":\"POST\",\"path\":\"/actions/{name}/versions/{version}\",\"security\":[[\"apiKey\"]]}},\"profile_id\":\"highrisk\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"apiKey\":{\"in\":\"header\",\"name\":\"X-API-Key\",\"type\":\"apiKey\"}},\"servers\":[\"http://127.0.0.1:8080\"],\"tool_id\":\"action-registry\"}";
 const taxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}";
-const identityJSON = "{\"bundle_tree\":\"9d091ea539974dbfb7c74557cfb9b3664091220a\",\"filtered_spec_digest\":\"sha256:e9cbfe62bdb5c34f50915e0ca1182431a935232b7d7521608c192e4fa718a2db\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:be125f91b43048b37e1482406507c4c7254c2647e4238e0f1488682f2cf38050\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"action-registry\"}";
+const identityJSON = "{\"bundle_tree\":\"3079fd303cd70ba0d50711385a2ea01dbe3419b2\",\"filtered_spec_digest\":\"sha256:e9cbfe62bdb5c34f50915e0ca1182431a935232b7d7521608c192e4fa718a2db\",\"generator_bundle\":\"ts-fetch\",\"language_target\":\"ts\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:be125f91b43048b37e1482406507c4c7254c2647e4238e0f1488682f2cf38050\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"ts-fetch\",\"tool_id\":\"action-registry\"}";
 /** The files manifest.json must list, no more, no less. */
 const ownFiles: readonly string[] = ["client.ts", "index.ts", "models.ts", "operations.json", "runtime.ts", ];
 
@@ -539,7 +539,9 @@ export class ToolClient {
       // The attempt's timeout covers reading the body too: it ends when the body is read.
       const at = this.deadlines.start(timeout);
       try {
-        res = await this.doFetch(url, { method, headers: h, body: payload, signal: at.ac.signal });
+        const init: RequestInit = { method, headers: h, signal: at.ac.signal };
+        if (payload !== undefined) init.body = payload;
+        res = await this.doFetch(url, init);
       } catch (e) {
         this.deadlines.finish(at);
         const name = (e as { name?: string }).name;
