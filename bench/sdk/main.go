@@ -75,7 +75,7 @@ var files = map[string]string{
 func main() {
 	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
 	tsc := flag.String("tsc", "contract-tests/ts/node_modules/.bin/tsc", "TypeScript compiler")
-	rounds := flag.Int("rounds", 300, "interleaved rounds (medians reported)")
+	rounds := flag.Int("rounds", 1000, "interleaved rounds (medians reported)")
 	n := flag.Int("n", 40, "calls per round and variant")
 	keep := flag.Bool("keep", false, "keep the work folder (the generated clients and harnesses, for profiling) and print its path")
 	flag.Parse()
