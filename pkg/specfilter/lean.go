@@ -1,10 +1,6 @@
 package specfilter
 
-import (
-	"slices"
-
-	"github.com/dome-registry/dome/pkg/canonical"
-)
+import "github.com/dome-registry/dome/pkg/canonical"
 
 // leanDescription stands in for a non-empty description in the bytes
 // validation reads.
@@ -38,7 +34,7 @@ func (v *Value) appendLeanCanonical(b []byte, k objKind) ([]byte, error) {
 	if v.Kind != KindObject || k == kNone {
 		return v.AppendCanonical(b)
 	}
-	return v.appendLeanMembers(b, func(b []byte, m Member) ([]byte, error) {
+	return appendCanonicalObject(b, v.Members, func(b []byte, m Member) ([]byte, error) {
 		if m.Key == "description" && m.Value.Kind == KindString && k != kSecurityRequirement {
 			if m.Value.Text == "" {
 				return append(b, `""`...), nil
@@ -74,35 +70,9 @@ func (v *Value) appendLeanShape(b []byte, k objKind, sh shape) ([]byte, error) {
 	case sh == dict && v.Kind == KindObject:
 		// Named entries, each an object of kind k: a name (even
 		// "description") is not a keyword.
-		return v.appendLeanMembers(b, func(b []byte, m Member) ([]byte, error) {
+		return appendCanonicalObject(b, v.Members, func(b []byte, m Member) ([]byte, error) {
 			return m.Value.appendLeanCanonical(b, k)
 		})
 	}
 	return v.AppendCanonical(b)
-}
-
-// appendLeanMembers writes v's members in canonical key order, each value by
-// value; a duplicate key is AppendCanonical's error.
-func (v *Value) appendLeanMembers(b []byte, value func([]byte, Member) ([]byte, error)) ([]byte, error) {
-	ms := v.Members
-	if !slices.IsSortedFunc(ms, func(x, y Member) int { return canonical.CompareKeys(x.Key, y.Key) }) {
-		ms = slices.Clone(ms)
-		slices.SortFunc(ms, func(x, y Member) int { return canonical.CompareKeys(x.Key, y.Key) })
-	}
-	b = append(b, '{')
-	for i, m := range ms {
-		if i > 0 {
-			if ms[i-1].Key == m.Key {
-				return v.AppendCanonical(b)
-			}
-			b = append(b, ',')
-		}
-		b = canonical.AppendString(b, m.Key)
-		b = append(b, ':')
-		var err error
-		if b, err = value(b, m); err != nil {
-			return b, err
-		}
-	}
-	return append(b, '}'), nil
 }

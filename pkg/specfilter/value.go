@@ -325,7 +325,15 @@ func (v *Value) AppendCanonical(b []byte) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	}
-	ms := v.Members
+	return appendCanonicalObject(b, v.Members, func(b []byte, m Member) ([]byte, error) {
+		return m.Value.AppendCanonical(b)
+	})
+}
+
+// appendCanonicalObject writes an object of members ms in RFC 8785 key
+// order (sorting a copy when they are not in it), each value by value; a
+// duplicate key is an error.
+func appendCanonicalObject(b []byte, ms []Member, value func([]byte, Member) ([]byte, error)) ([]byte, error) {
 	sorted := true
 	for i := 1; i < len(ms) && sorted; i++ {
 		sorted = canonical.CompareKeys(ms[i-1].Key, ms[i].Key) < 0
@@ -347,7 +355,7 @@ func (v *Value) AppendCanonical(b []byte) ([]byte, error) {
 		b = canonical.AppendString(b, m.Key)
 		b = append(b, ':')
 		var err error
-		if b, err = m.Value.AppendCanonical(b); err != nil {
+		if b, err = value(b, m); err != nil {
 			return b, err
 		}
 	}
