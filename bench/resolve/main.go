@@ -44,7 +44,7 @@ func main() {
 	commits := flag.Int("commits", 5000, "commits in the synthetic registry")
 	runs := flag.Int("runs", 21, "measured runs of the cold single lookup, interleaved")
 	batchRuns := flag.Int("batch-runs", 3, "measured runs of the 1,000 lookups, interleaved")
-	var others variants
+	var others benchrun.Binaries
 	flag.Var(&others, "other", "`LABEL=PATH` of another dome binary whose cold lookup (a) runs in the same loop (repeatable): a build from before a change")
 	flag.Parse()
 	if *dome == "" {
@@ -114,7 +114,7 @@ func main() {
 		quick("cat-file", "git", "-C", repo, "cat-file", "blob", blob),
 		quick("go-git start-up", probe)}
 	for _, o := range others {
-		singleJobs = append(singleJobs, quick("other "+o.label, o.path, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"))
+		singleJobs = append(singleJobs, quick("other "+o.Label, o.Path, "--repo", repo, "registry", "cat", one.tool+"@"+one.ref, "spec/openapi.yaml"))
 	}
 	single, err := benchrun.Interleave(*runs, 1, singleJobs...)
 	must(err)
@@ -166,7 +166,7 @@ func main() {
 	}
 	row("(a) cold registry cat vs git show", single["dome"], single["git show"], single["cat-file"], "git cat-file blob")
 	for _, o := range others {
-		row("(a) the same, "+o.label, single["other "+o.label], single["git show"], single["cat-file"], "git cat-file blob")
+		row("(a) the same, "+o.Label, single["other "+o.Label], single["git show"], single["cat-file"], "git cat-file blob")
 	}
 	t.Row("    a Go program linking go-git that exits at once", "", "", "", "", "", "", benchrun.Ms(single["go-git start-up"].Wall()), benchrun.Ms(single["go-git start-up"].CPU()), "dome's start-up floor")
 	row("(b) 1,000 lookups: resolve --batch vs a loop of git show", batches["batch"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
@@ -341,20 +341,4 @@ func must(err error) {
 func fail(msg string) {
 	fmt.Fprintln(os.Stderr, "bench/resolve:", msg)
 	os.Exit(1)
-}
-
-// variant is another dome binary to measure beside -dome.
-type variant struct{ label, path string }
-
-type variants []variant
-
-func (v *variants) String() string { return fmt.Sprint(*v) }
-
-func (v *variants) Set(s string) error {
-	label, path, ok := strings.Cut(s, "=")
-	if !ok || label == "" || path == "" {
-		return fmt.Errorf("want LABEL=PATH, got %q", s)
-	}
-	*v = append(*v, variant{label, path})
-	return nil
 }

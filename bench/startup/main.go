@@ -36,26 +36,11 @@ import (
 //go:embed hello.go.txt
 var helloSource string
 
-type variant struct{ label, path string }
-
-type variants []variant
-
-func (v *variants) String() string { return fmt.Sprint(*v) }
-
-func (v *variants) Set(s string) error {
-	label, path, ok := strings.Cut(s, "=")
-	if !ok || label == "" || path == "" {
-		return fmt.Errorf("want LABEL=PATH, got %q", s)
-	}
-	*v = append(*v, variant{label, path})
-	return nil
-}
-
 func main() {
 	dome := flag.String("dome", os.Getenv("DOME_BIN"), "dome binary")
 	work := flag.String("work", "bench/.work/startup", "work directory")
 	tags := flag.String("tags", "urfave_cli_no_docs", "build tags of the hello world (make build's)")
-	var others variants
+	var others benchrun.Binaries
 	flag.Var(&others, "other", "`LABEL=PATH` of another dome binary to measure in the same run (repeatable)")
 	runs := flag.Int("runs", 301, "measured runs of each command")
 	flag.Parse()
@@ -68,7 +53,7 @@ func main() {
 	gitPath := "HEAD:registry/tools/" + tool + "/" + path
 	blob := strings.TrimSpace(string(output("git", "rev-parse", gitPath)))
 
-	bins := append([]variant{{"dome", *dome}}, others...)
+	bins := append(benchrun.Binaries{{Label: "dome", Path: *dome}}, others...)
 	jobs := []benchrun.Job{
 		quick("hello world", hello),
 		quick("git --version", "git", "--version"),
@@ -77,10 +62,10 @@ func main() {
 	}
 	want := output("git", "show", gitPath)
 	for _, b := range bins {
-		if got := output(b.path, "registry", "cat", tool+"@HEAD", path); !bytes.Equal(got, want) {
-			fail(b.label + ": registry cat and git show disagree")
+		if got := output(b.Path, "registry", "cat", tool+"@HEAD", path); !bytes.Equal(got, want) {
+			fail(b.Label + ": registry cat and git show disagree")
 		}
-		jobs = append(jobs, quick(b.label+" --version", b.path, "--version"), quick(b.label+" registry cat", b.path, "registry", "cat", tool+"@HEAD", path))
+		jobs = append(jobs, quick(b.Label+" --version", b.Path, "--version"), quick(b.Label+" registry cat", b.Path, "registry", "cat", tool+"@HEAD", path))
 	}
 	fmt.Printf("load average at start: %s\n", benchrun.Load())
 	res, err := benchrun.Interleave(*runs, 3, jobs...)
@@ -96,7 +81,7 @@ func main() {
 		mem = append(mem, benchrun.Command(j.label, argv...))
 	}
 	for _, b := range bins {
-		mem = append(mem, benchrun.Command(b.label+" --version", b.path, "--version"), benchrun.Command(b.label+" registry cat", b.path, "registry", "cat", tool+"@HEAD", path))
+		mem = append(mem, benchrun.Command(b.Label+" --version", b.Path, "--version"), benchrun.Command(b.Label+" registry cat", b.Path, "registry", "cat", tool+"@HEAD", path))
 	}
 	rss, err := benchrun.Interleave(11, 1, mem...)
 	must(err)
@@ -107,11 +92,11 @@ func main() {
 	t.Row("workload", "dome CPU", "git CPU", "git/dome", "floor CPU (hello world)", "dome/floor", "dome wall", "git wall", "dome peak RSS", "git peak RSS")
 	for _, b := range bins {
 		for _, w := range []struct{ what, dome, git, floor string }{
-			{"--version", b.label + " --version", "git --version", "hello world"},
-			{"cold read", b.label + " registry cat", "git show", "hello world"},
+			{"--version", b.Label + " --version", "git --version", "hello world"},
+			{"cold read", b.Label + " registry cat", "git show", "hello world"},
 		} {
 			d, g := res[w.dome], res[w.git]
-			t.Row(b.label+": "+w.what, benchrun.Ms(d.CPU()), benchrun.Ms(g.CPU()), benchrun.Ratio(g.CPU(), d.CPU()),
+			t.Row(b.Label+": "+w.what, benchrun.Ms(d.CPU()), benchrun.Ms(g.CPU()), benchrun.Ratio(g.CPU(), d.CPU()),
 				benchrun.Ms(h.CPU()), fmt.Sprintf("%.2fx", d.CPU().Median/h.CPU().Median),
 				benchrun.Ms(d.Wall()), benchrun.Ms(g.Wall()), benchrun.MB(rss[w.dome].RSS()), benchrun.MB(rss[strings.Replace(w.git, "git show", "git --version", 1)].RSS()))
 		}

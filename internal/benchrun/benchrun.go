@@ -295,3 +295,22 @@ func (t *Table) Print(w io.Writer) {
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 }
+
+// Binary is a labelled program to measure beside the one under test, such
+// as a build from before a change.
+type Binary struct{ Label, Path string }
+
+// Binaries is a repeatable LABEL=PATH flag (flag.Var) of Binary values.
+type Binaries []Binary
+
+func (b *Binaries) String() string { return fmt.Sprint(*b) }
+
+// Set adds one LABEL=PATH.
+func (b *Binaries) Set(s string) error {
+	label, path, ok := strings.Cut(s, "=")
+	if !ok || label == "" || path == "" {
+		return fmt.Errorf("want LABEL=PATH, got %q", s)
+	}
+	*b = append(*b, Binary{label, path})
+	return nil
+}

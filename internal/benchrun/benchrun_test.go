@@ -49,3 +49,20 @@ func TestTable(t *testing.T) {
 		t.Errorf("%q", b.String())
 	}
 }
+
+func TestBinariesFlag(t *testing.T) {
+	var b Binaries
+	for _, s := range []string{"before=/tmp/dome-old", "x=a=b"} {
+		if err := b.Set(s); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+	}
+	if len(b) != 2 || b[0] != (Binary{"before", "/tmp/dome-old"}) || b[1] != (Binary{"x", "a=b"}) {
+		t.Errorf("got %v", b)
+	}
+	for _, bad := range []string{"nolabel", "=path", "label="} {
+		if err := b.Set(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
