@@ -22,6 +22,7 @@ import (
 	"github.com/dome-registry/dome/cmd/dome/internal/app"
 	"github.com/dome-registry/dome/internal/domeopenai"
 	"github.com/dome-registry/dome/internal/domeotel"
+	"github.com/dome-registry/dome/internal/helpertest"
 	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
@@ -36,10 +37,8 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dome": func() { os.Exit(app.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 		// dome's helper programs, beside dome on PATH as a release installs them
-		"dome-otel": func() { os.Exit(domeotel.Main(context.Background(), os.Args, os.Stdout, os.Stderr)) },
-		"dome-openai": func() {
-			os.Exit(domeopenai.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
-		},
+		domeotel.Name:   func() { os.Exit(helpertest.OTel()) },
+		domeopenai.Name: func() { os.Exit(helpertest.OpenAI()) },
 	})
 }
 

@@ -8,13 +8,27 @@
 package helpertest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/dome-registry/dome/internal/domeopenai"
+	"github.com/dome-registry/dome/internal/domeotel"
 	"github.com/dome-registry/dome/pkg/helperexec"
 )
+
+// OpenAI runs dome-openai as the process (arguments and streams) and
+// returns its exit code.
+func OpenAI() int {
+	return domeopenai.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+}
+
+// OTel runs dome-otel as the process and returns its exit code.
+func OTel() int {
+	return domeotel.Main(context.Background(), os.Args, os.Stdout, os.Stderr)
+}
 
 // Main runs the tests of m, or the helper the binary was started as.
 func Main(m *testing.M, helpers map[string]func() int) {

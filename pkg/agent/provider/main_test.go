@@ -1,8 +1,6 @@
 package provider_test
 
 import (
-	"context"
-	"os"
 	"testing"
 
 	"github.com/dome-registry/dome/internal/domeopenai"
@@ -12,9 +10,5 @@ import (
 // TestMain: the openai kind's tests run the real dome-openai (this test
 // binary started under that name).
 func TestMain(m *testing.M) {
-	helpertest.Main(m, map[string]func() int{
-		domeopenai.Name: func() int {
-			return domeopenai.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-		},
-	})
+	helpertest.Main(m, map[string]func() int{domeopenai.Name: helpertest.OpenAI})
 }
