@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -39,6 +40,12 @@ func FuzzParseProposal(f *testing.F) {
 		}
 		if pp.Sealed.Header.ArtifactKind != KindPatchProposal || pp.Proposal.ProposalID == "" || pp.Proposal.IdempotencyKey == "" {
 			t.Fatalf("accepted an incomplete proposal: %+v", pp.Proposal)
+		}
+		// LoadProposal decodes accepted bytes without checking them again:
+		// it must read the same proposal
+		got, err := decodeAccepted(data)
+		if err != nil || !reflect.DeepEqual(got, pp.Proposal) {
+			t.Fatalf("decodeAccepted = %+v, %v; ParseProposal read %+v", got, err, pp.Proposal)
 		}
 	})
 }

@@ -59,10 +59,12 @@ type State struct {
 	// PolicySequence is the event that set PolicyDigest: stack.initialized
 	// or the last stack.policy.changed. Plans and validations recorded
 	// before it were made under another policy.
-	PolicySequence    int64                     `json:"policy_sequence"`
-	PolicyChanges     []PolicyChangeState       `json:"policy_changes"`
-	Waves             []WaveState               `json:"waves"`
-	Proposals         map[string]*ProposalState `json:"proposals"`
+	PolicySequence int64                     `json:"policy_sequence"`
+	PolicyChanges  []PolicyChangeState       `json:"policy_changes"`
+	Waves          []WaveState               `json:"waves"`
+	Proposals      map[string]*ProposalState `json:"proposals"`
+	// ProposalsByStatus is derived from Proposals by Fold and Marshal;
+	// Apply clears it. Read it through ByStatus.
 	ProposalsByStatus map[string][]string       `json:"proposals_by_status"`
 	IdempotencyKeys   map[string]IdempotencyUse `json:"idempotency_keys"`
 	Plan              *PlanState                `json:"plan"`
@@ -186,6 +188,32 @@ func NewState(runID string) State {
 // normalize makes empty collections non-nil (so state.json shows [] and {})
 // and recomputes proposals_by_status.
 func (s *State) normalize() {
+	s.ensure()
+	s.ProposalsByStatus = s.byStatus()
+}
+
+// ByStatus returns proposals_by_status: the proposal ids under each status,
+// sorted. Apply leaves it to be recomputed, at the end of a Fold or here.
+func (s *State) ByStatus() map[string][]string {
+	if s.ProposalsByStatus == nil {
+		s.ProposalsByStatus = s.byStatus()
+	}
+	return s.ProposalsByStatus
+}
+
+func (s *State) byStatus() map[string][]string {
+	by := map[string][]string{}
+	for id, p := range s.Proposals {
+		by[p.Status] = append(by[p.Status], id)
+	}
+	for _, ids := range by {
+		sort.Strings(ids)
+	}
+	return by
+}
+
+// ensure makes empty collections non-nil.
+func (s *State) ensure() {
 	if s.Waves == nil {
 		s.Waves = []WaveState{}
 	}
@@ -216,14 +244,6 @@ func (s *State) normalize() {
 	if s.Tasks == nil {
 		s.Tasks = map[string]*TaskState{}
 	}
-	by := map[string][]string{}
-	for id, p := range s.Proposals {
-		by[p.Status] = append(by[p.Status], id)
-	}
-	for _, ids := range by {
-		sort.Strings(ids)
-	}
-	s.ProposalsByStatus = by
 }
 
 // Marshal returns the canonical bytes of s: the content of state.json.
@@ -237,9 +257,11 @@ func Fold(runID string, events []ledger.Event) (State, error) {
 	s := NewState(runID)
 	for _, e := range events {
 		if err := s.Apply(e); err != nil {
+			s.normalize()
 			return s, err
 		}
 	}
+	s.normalize()
 	return s, nil
 }
 
@@ -299,7 +321,10 @@ func (s *State) Apply(e ledger.Event) error {
 	}
 	s.Sequence = e.Sequence
 	s.LastEventID = e.EventID
-	s.normalize()
+	// proposals_by_status is recomputed once, not after every event: a
+	// fold of a run's events was quadratic in its proposals
+	s.ensure()
+	s.ProposalsByStatus = nil
 	return nil
 }
 

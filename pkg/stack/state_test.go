@@ -92,8 +92,8 @@ func TestFold_WholeLoop(t *testing.T) {
 	if st.Proposals["p3"].Status != StatusRejected || len(st.Rejections) != 2 {
 		t.Errorf("rejections: %+v", st.Rejections)
 	}
-	if got := st.ProposalsByStatus[StatusApplied]; strings.Join(got, ",") != "p1,p2" {
-		t.Errorf("by status: %v", st.ProposalsByStatus)
+	if got := st.ByStatus()[StatusApplied]; strings.Join(got, ",") != "p1,p2" {
+		t.Errorf("by status: %v", st.ByStatus())
 	}
 	// Replay equals the stored state.
 	res, err := Replay(l)

@@ -73,7 +73,7 @@ func runStackStatus(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 	out := stackStatusOutput{RunID: st.RunID, WaveID: st.WaveID, BaseRef: st.BaseRef, IntegrationRef: st.IntegrationRef,
 		IntegrationHead: st.IntegrationHead, TargetRef: st.TargetRef, PolicyDigest: st.PolicyDigest, PolicyChanges: len(st.PolicyChanges),
 		Sequence: st.Sequence, Applied: []stackStatusLayer{},
-		Pending: st.PendingProposals(), Rejected: st.Rejections, ByStatus: st.ProposalsByStatus, Validations: st.Validations,
+		Pending: st.PendingProposals(), Rejected: st.Rejections, ByStatus: st.ByStatus(), Validations: st.Validations,
 		Promoted: st.Promoted, Evidence: []stackStatusEvidence{}}
 	if out.Pending == nil {
 		out.Pending = []string{}
