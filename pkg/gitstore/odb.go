@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"container/list"
 	"encoding/binary"
 	"errors"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/klauspost/compress/zlib"
 )
 
 // odb is dome's read path into the object database: loose objects and

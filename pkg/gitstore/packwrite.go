@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/klauspost/compress/zlib"
 )
 
 // PackWriter collects new objects in memory and writes them into the
