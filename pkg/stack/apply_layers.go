@@ -10,6 +10,7 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/patch"
 )
 
@@ -139,9 +140,10 @@ func (s *stacker) setHead(h string) error {
 
 // ApplyPlan applies the run's current plan onto its integration ref, layer
 // by layer: one checkpoint commit per accepted proposal (trailers name the
-// run, the proposal and its diff digest), the ref moved by compare-and-swap
-// to each checkpoint, an ApplyResult and a stack.proposal.applied event per
-// layer. A proposal that does not apply is retried after the rest of the
+// run, the proposal and its diff digest), an ApplyResult and a
+// stack.proposal.applied event per layer, and the ref moved by
+// compare-and-swap up the checkpoints (once per batch of layers whose
+// objects went into one pack, before their events). A proposal that does not apply is retried after the rest of the
 // order while the others make progress (reorder); when no further progress
 // is possible it is split, if the policy and its declared atomicity allow,
 // or dropped with its conflict summary. First it reconciles the ledger with
@@ -230,13 +232,9 @@ func (s *stacker) run() (*ApplyReport, error) {
 			if flushErr = s.store.Flush(); flushErr != nil {
 				return false
 			}
-			for _, pl := range batch {
-				if !w.push(pl) {
-					return false
-				}
-			}
-			batch = batch[:0]
-			return true
+			ok := w.push(batch)
+			batch = nil
+			return ok
 		}
 		// finish hands over the layers computed so far (they are sound),
 		// waits for the writer and returns err unless writing failed.
@@ -412,6 +410,9 @@ type pendingLayer struct {
 	files        []patch.FileResult
 	parent       gitstore.Hash
 	commit, tree gitstore.Hash
+	ar           ApplyResult
+	// set when the ApplyResult is written
+	arDigest, arRel string
 }
 
 // checkpoint writes the checkpoint commit of res on parent.
@@ -429,7 +430,8 @@ func (s *stacker) checkpoint(lp *loadedProposal, res *patch.Result, parent gitst
 	if err != nil {
 		return pendingLayer{}, err
 	}
-	return pendingLayer{lp: lp, files: res.Files, parent: parent, commit: commit, tree: tree}, nil
+	return pendingLayer{lp: lp, files: res.Files, parent: parent, commit: commit, tree: tree,
+		ar: s.applyResult(lp, res.Files, parent, commit, tree)}, nil
 }
 
 // layer makes res the new head: checkpoint commit, compare-and-swap of the
@@ -445,87 +447,150 @@ func (s *stacker) layer(lp *loadedProposal, res *patch.Result) (AppliedOutcome, 
 	return s.commitLayer(pl)
 }
 
-// commitLayer moves the ref from the head to pl's checkpoint (compare and
-// swap) while the ApplyResult is written, then records the event: both
-// must be done before the event.
+// commitLayer records one layer: its ApplyResult, the ref moved to its
+// checkpoint, its event.
 func (s *stacker) commitLayer(pl pendingLayer) (AppliedOutcome, error) {
-	q := pl.lp.state
-	if pl.parent != s.head {
-		return AppliedOutcome{}, fmt.Errorf("apply %s: the checkpoint's parent %s is not the head %s", q.ProposalID, pl.parent.Short(), s.head.Short())
+	b := []pendingLayer{pl}
+	if err := s.writeApplyResults(b); err != nil {
+		return AppliedOutcome{}, err
 	}
-	ar := s.applyResult(pl.lp, pl.files, pl.commit, pl.tree)
-	var wg sync.WaitGroup
-	var digest, rel string
-	var werr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		digest, rel, werr = s.writeApplyResult(ar)
-	}()
-	rerr := s.repo.UpdateRef(s.ref, pl.commit, s.head)
-	wg.Wait()
-	if rerr != nil {
-		return AppliedOutcome{}, &errkind.CheckError{Problem: fmt.Sprintf("move %s to the checkpoint of %s: %v", s.ref, q.ProposalID, rerr),
-			Hint: "another process moved the integration ref; run dome stack apply again to reconcile"}
-	}
-	if werr != nil {
-		return AppliedOutcome{}, werr
-	}
-	return s.recordEvent(pl.lp, ar, digest, rel, false)
+	var out AppliedOutcome
+	err := s.commitBatch(b, func(o AppliedOutcome) { out = o })
+	return out, err
 }
 
-// layerWriter commits pending layers in order on its own goroutine.
+// writeApplyResults writes the ApplyResults of b durably, with one fsync
+// of their folder, and notes their digests and paths in b.
+func (s *stacker) writeApplyResults(b []pendingLayer) error {
+	files := make([]ledger.File, len(b))
+	for i, pl := range b {
+		doc, _, err := Seal(NewHeader(KindApplyResult, pl.ar.ApplyResultID, pl.ar.RunID, pl.ar.WaveID, pl.ar.BaseRef, s.opts.CreatedAt, s.opts.Producer), pl.ar, nil)
+		if err != nil {
+			return err
+		}
+		files[i] = ledger.File{Path: s.r.Layout.ApplyResultPath(pl.ar.ApplyResultID), Data: doc}
+	}
+	digests, rels, err := s.r.WriteArtifacts(files)
+	if err != nil {
+		return err
+	}
+	for i := range b {
+		b[i].arDigest, b[i].arRel = digests[i], rels[i]
+	}
+	return nil
+}
+
+// commitBatch moves the ref from the head to the checkpoint of b's last
+// layer (compare and swap) and records each layer's event, bottom first.
+// b's ApplyResults are written. The ref moves once for the batch: each
+// layer keeps its checkpoint commit, ApplyResult and event, and a crash
+// before the events leaves the ref ahead of the ledger, which Reconcile
+// recovers layer by layer.
+func (s *stacker) commitBatch(b []pendingLayer, applied func(AppliedOutcome)) error {
+	parent := s.head
+	for _, pl := range b {
+		if pl.parent != parent {
+			return fmt.Errorf("apply %s: the checkpoint's parent %s is not the head %s", pl.lp.state.ProposalID, pl.parent.Short(), parent.Short())
+		}
+		parent = pl.commit
+	}
+	last := b[len(b)-1]
+	if err := s.repo.UpdateRef(s.ref, last.commit, s.head); err != nil {
+		return &errkind.CheckError{Problem: fmt.Sprintf("move %s to the checkpoint of %s: %v", s.ref, last.lp.state.ProposalID, err),
+			Hint: "another process moved the integration ref; run dome stack apply again to reconcile"}
+	}
+	for _, pl := range b {
+		out, err := s.recordEvent(pl.lp, pl.ar, pl.arDigest, pl.arRel, false)
+		if err != nil {
+			return err
+		}
+		applied(out)
+	}
+	return nil
+}
+
+// layerWriter records batches of computed layers in order, in two stages
+// on their own goroutines: one writes a batch's ApplyResults while the
+// other moves the ref and records the events of the batch before it.
 type layerWriter struct {
-	in   chan pendingLayer
+	in   chan []pendingLayer
 	done chan struct{}
+	mu   sync.Mutex
 	err  error
+}
+
+func (w *layerWriter) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+func (w *layerWriter) failed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err != nil
 }
 
 // startWriter starts a writer calling applied after each committed layer
 // (on the writer's goroutine). Until close returns, the writer owns the
 // run's state and the head.
 func (s *stacker) startWriter(applied func(AppliedOutcome)) *layerWriter {
-	w := &layerWriter{in: make(chan pendingLayer, 4), done: make(chan struct{})}
+	w := &layerWriter{in: make(chan []pendingLayer, 1), done: make(chan struct{})}
+	written := make(chan []pendingLayer, 1)
+	go func() {
+		defer close(written)
+		for b := range w.in {
+			if w.failed() {
+				continue
+			}
+			if err := s.writeApplyResults(b); err != nil {
+				w.fail(err)
+				continue
+			}
+			written <- b
+		}
+	}()
 	go func() {
 		defer close(w.done)
-		for pl := range w.in {
-			if w.err != nil {
+		for b := range written {
+			if w.failed() {
 				continue
 			}
-			out, err := s.commitLayer(pl)
-			if err != nil {
-				w.err = err
-				continue
+			if err := s.commitBatch(b, applied); err != nil {
+				w.fail(err)
 			}
-			applied(out)
 		}
 	}()
 	return w
 }
 
-// push queues pl; false when the writer has failed (close returns why).
-func (w *layerWriter) push(pl pendingLayer) bool {
-	select {
-	case <-w.done:
+// push queues the batch b (the writer keeps it); false when the writer has
+// failed (close returns why).
+func (w *layerWriter) push(b []pendingLayer) bool {
+	if w.failed() {
 		return false
-	case w.in <- pl:
-		return true
 	}
+	w.in <- b
+	return true
 }
 
 // close waits for the queued layers and returns the writer's error.
 func (w *layerWriter) close() error {
 	close(w.in)
 	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.err
 }
 
-// applyResult is the ApplyResult of a layer at commit on the head.
-func (s *stacker) applyResult(lp *loadedProposal, files []patch.FileResult, commit, tree gitstore.Hash) ApplyResult {
+// applyResult is the ApplyResult of a layer at commit on parent.
+func (s *stacker) applyResult(lp *loadedProposal, files []patch.FileResult, parent, commit, tree gitstore.Hash) ApplyResult {
 	q := lp.state
 	st := &s.r.State
 	ar := ApplyResult{RunID: st.RunID, WaveID: st.WaveID, StackPlanID: st.Plan.StackPlanID, Position: s.position(q), ProposalID: q.ProposalID,
-		DiffDigest: q.DiffDigest, BaseRef: q.BaseRef, ParentRef: s.head.String(), Applied: true, HeadRef: commit.String(), CheckpointID: commit.String(),
+		DiffDigest: q.DiffDigest, BaseRef: q.BaseRef, ParentRef: parent.String(), Applied: true, HeadRef: commit.String(), CheckpointID: commit.String(),
 		Tree: tree.String(), Mode: s.splitModeOf(q), ThreeWay: s.threeWay, Files: nonNil(files), ConflictSummary: []patch.Conflict{},
 		DerivedFrom: q.DerivedFrom}
 	ar.ApplyResultID = applyResultID(ar, q.Attempts)
@@ -535,7 +600,7 @@ func (s *stacker) applyResult(lp *loadedProposal, files []patch.FileResult, comm
 // recordApplied writes the ApplyResult of a layer whose checkpoint the ref
 // already points at, and its event.
 func (s *stacker) recordApplied(lp *loadedProposal, files []patch.FileResult, commit, tree gitstore.Hash, recovered bool) (AppliedOutcome, error) {
-	ar := s.applyResult(lp, files, commit, tree)
+	ar := s.applyResult(lp, files, s.head, commit, tree)
 	digest, rel, err := s.writeApplyResult(ar)
 	if err != nil {
 		return AppliedOutcome{}, err

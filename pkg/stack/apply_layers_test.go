@@ -272,6 +272,71 @@ func TestApplyPlan_ReorderThenDrop(t *testing.T) {
 	f.replayEqual()
 }
 
+// The writer moves the ref once per batch of layers, then records their
+// events: a coordinator killed in between leaves the ref several
+// checkpoints ahead of the ledger, with their ApplyResults written. The
+// next apply recovers each of them, bottom first, and ends where an
+// uninterrupted apply ends.
+func TestReconcile_RecoversABatchMovedInOneStep(t *testing.T) {
+	f := newAfix(t, afixFiles())
+	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
+	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
+	r := f.open()
+	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
+	f.propose(r, "pb", pb, AtomicProposal, "b.txt")
+	f.plan(r, "pa", "pb")
+	s, err := newStacker(f.repo, r, f.applyOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := CheckpointInfo{RunID: "r1", WaveID: "wave-1"}
+	var batch []pendingLayer
+	head, tree := s.head, s.headTree
+	for _, id := range []string{"pa", "pb"} {
+		lp, err := s.cache.get(r.State.Proposals[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, conflicts, err := s.tryOn(lp, tree, 0)
+		if err != nil || conflicts != nil {
+			t.Fatal(err, conflicts)
+		}
+		pl, err := s.checkpoint(lp, res, head, ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, pl)
+		head, tree = pl.commit, pl.tree
+	}
+	if err := s.store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.writeApplyResults(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.repo.UpdateRef(IntegrationRef("r1"), head, s.head); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ApplyPlan(f.repo, r, f.applyOpts())
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rep.Reconciled.Recovered, ",") != "pa,pb" || len(rep.Applied) != 0 || rep.HeadRef != head.String() {
+		t.Fatalf("report %+v", rep)
+	}
+	st, _, _ := LoadState(f.l)
+	if strings.Join(st.AppliedIDs(), ",") != "pa,pb" || st.IntegrationHead != head.String() {
+		t.Errorf("recovered %v at %s, want pa,pb at %s", st.AppliedIDs(), st.IntegrationHead, head)
+	}
+	for i, l := range st.Applied {
+		if l.CheckpointID != batch[i].commit.String() || l.ApplyResultID != batch[i].ar.ApplyResultID {
+			t.Errorf("layer %d: %+v, want checkpoint %s and ApplyResult %s", i, l, batch[i].commit, batch[i].ar.ApplyResultID)
+		}
+	}
+	f.replayEqual()
+}
+
 func TestReconcile_RecoversACheckpointWithoutItsEvent(t *testing.T) {
 	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})

@@ -160,6 +160,20 @@ func (r *Run) WriteArtifact(path string, doc []byte) (digest, rel string, err er
 	return canonical.Digest(doc), r.Layout.Rel(path), nil
 }
 
+// WriteArtifacts writes several artifacts durably (see
+// ledger.WriteFilesDurable) and returns the digest and the path relative to
+// the run directory of each.
+func (r *Run) WriteArtifacts(files []ledger.File) (digests, rels []string, err error) {
+	if err := ledger.WriteFilesDurable(files); err != nil {
+		return nil, nil, fmt.Errorf("write artifacts: %w", err)
+	}
+	for _, f := range files {
+		digests = append(digests, canonical.Digest(f.Data))
+		rels = append(rels, r.Layout.Rel(f.Path))
+	}
+	return digests, rels, nil
+}
+
 // NewHeader returns the standard header of a stack artifact.
 func NewHeader(kind, objectID, runID, waveID, baseRef string, createdAt time.Time, producer string) artifact.Header {
 	return artifact.Header{ArtifactKind: kind, Version: "1", ObjectID: objectID, RunID: runID, WaveID: waveID, BaseRef: baseRef,
