@@ -167,7 +167,76 @@ var ErrLocked = errors.New("another process is writing this run")
 // or unknown members, every member present), the canonical form, a known
 // schema_version, a valid topic and ts, and an event_id that checks. It does
 // not check the sequence or run id against a log (Read does).
+//
+// Reading a run reads every event, so the usual case, a canonical event
+// that checks, takes one decoding pass after the canonical transform and
+// digests the canonical bytes as they are; anything else goes through
+// decodeChecked, which names the first problem.
 func Decode(data []byte) (Event, error) {
+	if len(data) > MaxEventBytes {
+		return decodeChecked(data)
+	}
+	cd, err := canonical.Transform(data)
+	if err != nil || !bytes.Equal(cd, data) {
+		return decodeChecked(data)
+	}
+	var f struct {
+		SchemaVersion *string         `json:"schema_version"`
+		Sequence      *int64          `json:"sequence"`
+		EventID       *string         `json:"event_id"`
+		TS            *string         `json:"ts"`
+		Topic         *string         `json:"topic"`
+		RunID         *string         `json:"run_id"`
+		Payload       json.RawMessage `json:"payload"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(cd))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&f) != nil || f.SchemaVersion == nil || f.Sequence == nil || f.EventID == nil || f.TS == nil || f.Topic == nil || f.RunID == nil || f.Payload == nil {
+		return decodeChecked(data)
+	}
+	e := Event{SchemaVersion: *f.SchemaVersion, Sequence: *f.Sequence, EventID: *f.EventID, TS: *f.TS, Topic: *f.Topic, RunID: *f.RunID, Payload: f.Payload}
+	if e.SchemaVersion != SchemaVersion || e.Sequence < 1 || CheckTopic(e.Topic) != nil || CheckRunID(e.RunID) != nil || checkTS(e.TS) != nil ||
+		len(e.Payload) == 0 || e.Payload[0] != '{' || !plain(e.EventID) || !plain(e.TS) {
+		return decodeChecked(data)
+	}
+	// The checked strings need no escaping, so the canonical event is their
+	// concatenation, members in key order (encoding/json matched the keys
+	// without regard to case: comparing with cd holds them to their case).
+	// Its id digests the same bytes without the event_id member.
+	u := make([]byte, 0, len(cd))
+	u = append(u, `{"payload":`...)
+	u = append(u, e.Payload...)
+	u = append(u, `,"run_id":"`...)
+	u = append(u, e.RunID...)
+	u = append(u, `","schema_version":"`...)
+	u = append(u, e.SchemaVersion...)
+	u = append(u, `","sequence":`...)
+	u = strconv.AppendInt(u, e.Sequence, 10)
+	u = append(u, `,"topic":"`...)
+	u = append(u, e.Topic...)
+	u = append(u, `","ts":"`...)
+	u = append(u, e.TS...)
+	u = append(u, `"}`...)
+	head := `{"event_id":"` + e.EventID + `",`
+	if len(cd) != len(head)+len(u)-1 || string(cd[:len(head)]) != head || !bytes.Equal(cd[len(head):], u[1:]) || canonical.Digest(u) != e.EventID {
+		return decodeChecked(data)
+	}
+	return e, nil
+}
+
+// plain reports whether s is printable ASCII that JSON writes without
+// escapes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeChecked is Decode one check at a time, each with its own message.
+func decodeChecked(data []byte) (Event, error) {
 	var e Event
 	if len(data) > MaxEventBytes {
 		return e, fmt.Errorf("event is %d bytes, over the limit of %d", len(data), MaxEventBytes)
