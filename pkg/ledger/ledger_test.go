@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +244,52 @@ func TestReadFrom_OnlyTheTail(t *testing.T) {
 	var ce *CorruptError
 	if _, err := ReadFrom(dir, "run-1", 3); !errors.As(err, &ce) || ce.Sequence != 2 {
 		t.Fatalf("gap at 2, reading after 3: %v", err)
+	}
+}
+
+func TestOpenAfter_ReadsOnlyWhatWasAppended(t *testing.T) {
+	dir := writeRun(t, 3)
+	held, err := Read(dir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a writer appends two more between the read and the lock
+	l, err := Open(dir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := l.AppendPayload("task.progress", t0, map[string]any{"late": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	all, err := Read(dir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		held []Event
+	}{
+		{"the events read before", held},
+		{"none", nil},
+		{"more than the folder holds: read whole", append(slices.Clone(all), all[0])},
+		{"not a prefix of this run: read whole", []Event{{Sequence: 2, RunID: "run-1"}}},
+		{"another run's", []Event{{Sequence: 1, RunID: "other"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := OpenAfter(dir, "run-1", tc.held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if wantHeld := map[bool]int{true: 3}[tc.name == "the events read before"]; l.Held() != wantHeld {
+				t.Errorf("held %d, want %d", l.Held(), wantHeld)
+			}
+			if got := l.Events(); !reflect.DeepEqual(got, all) || l.Next() != 6 {
+				t.Fatalf("events %v, next %d; want the 5 of the folder", l.Events(), l.Next())
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ type Log struct {
 	next   int64
 	last   Event
 	events []Event
+	held   int // events OpenAfter took from the caller instead of reading them
 }
 
 // Open opens the run in runDir (creating its events folder) for writing:
@@ -27,6 +28,18 @@ type Log struct {
 // removes the temporary files a crashed writer left, and reads and validates
 // the events already there.
 func Open(runDir, runID string) (*Log, error) {
+	return open(runDir, runID, nil)
+}
+
+// OpenAfter is Open for a writer that read the run's events (Read) before
+// it took the lock: held are those events, and only the ones appended
+// since are read. An append-only log never changes the events it holds;
+// a folder holding fewer events than held is read whole again.
+func OpenAfter(runDir, runID string, held []Event) (*Log, error) {
+	return open(runDir, runID, held)
+}
+
+func open(runDir, runID string, held []Event) (*Log, error) {
 	if err := CheckRunID(runID); err != nil {
 		return nil, err
 	}
@@ -50,18 +63,32 @@ func Open(runDir, runID string) (*Log, error) {
 	if len(ls.temps) > 0 {
 		syncDir(dir)
 	}
-	evs, err := Read(runDir, runID)
+	if len(ls.seqs) < len(held) {
+		held = nil
+	}
+	for i, e := range held {
+		if e.Sequence != int64(i+1) || e.RunID != runID {
+			held = nil // not what Read returned for this run
+			break
+		}
+	}
+	more, err := ReadFrom(runDir, runID, int64(len(held)))
 	if err != nil {
 		l.Close()
 		return nil, err
 	}
-	l.events = evs
+	evs := append(held[:len(held):len(held)], more...)
+	l.events, l.held = evs, len(held)
 	l.next = int64(len(evs)) + 1
 	if len(evs) > 0 {
 		l.last = evs[len(evs)-1]
 	}
 	return l, nil
 }
+
+// Held is how many of Events OpenAfter took from its caller: 0 when it
+// read the folder whole.
+func (l *Log) Held() int { return l.held }
 
 // Events returns the events read at Open and appended since.
 func (l *Log) Events() []Event { return l.events }

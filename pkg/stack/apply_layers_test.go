@@ -488,3 +488,54 @@ func TestSubsetFile_RecomputesNewStarts(t *testing.T) {
 		t.Error("the original was changed")
 	}
 }
+
+// A command reads the run to find its policy, then opens it for writing:
+// OpenRunAfter reads and folds only what was appended in between, and
+// ends with the state OpenRun folds from every event.
+func TestOpenRunAfter_FoldsOnlyTheTail(t *testing.T) {
+	f := newAfix(t, afixFiles())
+	r := f.open()
+	f.propose(r, "pa", f.diff(map[string]string{"a.txt": lines("a", 31)}), AtomicProposal, "a.txt")
+	r.Close()
+	// each case takes over a state and events read before the append
+	before := []func() (State, []ledger.Event){}
+	for i := 0; i < 3; i++ {
+		st, evs, err := LoadState(f.l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = append(before, func() (State, []ledger.Event) { return st, evs })
+	}
+	// another command appends between the read and the lock
+	r = f.open()
+	f.propose(r, "pb", f.diff(map[string]string{"b.txt": lines("b", 31)}), AtomicProposal, "b.txt")
+	r.Close()
+	full := f.open()
+	want, _ := full.State.Marshal()
+	full.Close()
+	for i, tc := range []struct {
+		name   string
+		change func(State, []ledger.Event) (State, []ledger.Event)
+	}{
+		{"read before the append", func(st State, evs []ledger.Event) (State, []ledger.Event) { return st, evs }},
+		{"a state that is not of these events: folded whole", func(_ State, evs []ledger.Event) (State, []ledger.Event) { return NewState("r1"), evs }},
+		{"more events than the folder holds: read and folded whole", func(st State, evs []ledger.Event) (State, []ledger.Event) {
+			evs = append(evs, evs[len(evs)-1], evs[len(evs)-1], evs[len(evs)-1])
+			st.Sequence = int64(len(evs))
+			return st, evs
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, evs := tc.change(before[i]())
+			r, err := OpenRunAfter(f.l, st, evs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := r.State.Marshal()
+			r.Close()
+			if string(got) != string(want) || r.State.Proposals["pb"] == nil {
+				t.Errorf("state after OpenRunAfter differs from OpenRun's:\n%s\n%s", got, want)
+			}
+		})
+	}
+}

@@ -39,6 +39,18 @@ var ErrNoRun = errors.New("no such run")
 // event and the state write), rewrites it. create allows a run without
 // events (for init).
 func OpenRun(l Layout, create bool) (*Run, error) {
+	return openRun(l, create, nil, nil)
+}
+
+// OpenRunAfter is OpenRun for a caller that loaded the run (LoadState)
+// before taking the lock, so that the run is read and folded once: only
+// the events appended since are read and folded into st. It takes st and
+// evs over.
+func OpenRunAfter(l Layout, st State, evs []ledger.Event) (*Run, error) {
+	return openRun(l, false, &st, evs)
+}
+
+func openRun(l Layout, create bool, held *State, heldEvents []ledger.Event) (*Run, error) {
 	if err := ledger.CheckRunID(l.RunID); err != nil {
 		return nil, &errkind.InputError{Source: "--run", Field: l.RunID, Problem: err.Error()}
 	}
@@ -47,14 +59,22 @@ func OpenRun(l Layout, create bool) (*Run, error) {
 			return nil, runNotFound(l)
 		}
 	}
-	log, err := ledger.Open(l.Root, l.RunID)
+	if held == nil || held.Sequence != int64(len(heldEvents)) {
+		held, heldEvents = nil, nil
+	}
+	log, err := ledger.OpenAfter(l.Root, l.RunID, heldEvents)
 	if err != nil {
 		if errors.Is(err, ledger.ErrLocked) {
 			return nil, &errkind.CheckError{Problem: fmt.Sprintf("run %s: %v", l.RunID, err), Hint: "wait for the other dome stack command to finish"}
 		}
 		return nil, err
 	}
-	st, err := Fold(l.RunID, log.Events())
+	var st State
+	if evs := log.Events(); held != nil && len(heldEvents) > 0 && log.Held() == len(heldEvents) {
+		st, err = FoldOnto(*held, evs[len(heldEvents):])
+	} else {
+		st, err = Fold(l.RunID, evs)
+	}
 	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("run %s: %w", l.RunID, err)

@@ -75,7 +75,7 @@ func runStackApply(_ context.Context, env *Env, repo *gitstore.Repo, l stack.Lay
 			}
 		}
 	}
-	r, err := stack.OpenRun(l, false)
+	r, err := openRun(env, l)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/urfave/cli/v2"
@@ -118,7 +119,10 @@ func openStack(env *Env, c *cli.Context) (*gitstore.Repo, *stack.Policy, error) 
 
 func stackPolicyFor(env *Env, c *cli.Context, repo *gitstore.Repo) (*stack.Policy, error) {
 	l := stackLayout(env, c, repo)
-	st, _, err := stack.LoadState(l)
+	st, evs, err := stack.LoadState(l)
+	if err == nil {
+		env.keepRun(l, st, evs)
+	}
 	if errors.Is(err, stack.ErrNoRun) {
 		policy, _, err := loadStackPolicy(env, c.String("policy"), repo)
 		return policy, err
@@ -159,3 +163,28 @@ func stackPolicyFor(env *Env, c *cli.Context, repo *gitstore.Repo) (*stack.Polic
 }
 
 func producer(cmd string) string { return "dome/" + Version + " " + cmd }
+
+// loadedRun is a run read without its writer lock.
+type loadedRun struct {
+	state  stack.State
+	events []ledger.Event
+}
+
+// keepRun keeps the run l read by LoadState for openRun.
+func (env *Env) keepRun(l stack.Layout, st stack.State, evs []ledger.Event) {
+	if env.loadedRuns == nil {
+		env.loadedRuns = map[string]loadedRun{}
+	}
+	env.loadedRuns[l.Root] = loadedRun{st, evs}
+}
+
+// openRun opens the existing run l for writing (stack.OpenRun), reading
+// only the events appended since this command read it to find its policy.
+func openRun(env *Env, l stack.Layout) (*stack.Run, error) {
+	lr, ok := env.loadedRuns[l.Root]
+	if !ok {
+		return stack.OpenRun(l, false)
+	}
+	delete(env.loadedRuns, l.Root) // OpenRunAfter takes the state over
+	return stack.OpenRunAfter(l, lr.state, lr.events)
+}

@@ -50,7 +50,7 @@ func runStackPlan(_ context.Context, env *Env, repo *gitstore.Repo, l stack.Layo
 	if err != nil {
 		return err
 	}
-	run, err := stack.OpenRun(l, false)
+	run, err := openRun(env, l)
 	if err != nil {
 		return err
 	}

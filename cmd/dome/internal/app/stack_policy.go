@@ -78,7 +78,7 @@ func runStackPolicyChange(env *Env, repo *gitstore.Repo, l stack.Layout, file, r
 	if err != nil {
 		return err
 	}
-	r, err := stack.OpenRun(l, false)
+	r, err := openRun(env, l)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func runStackPromote(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 	if err != nil {
 		return err
 	}
-	r, err := stack.OpenRun(l, false)
+	r, err := openRun(env, l)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func runStackRollback(_ context.Context, env *Env, repo *gitstore.Repo, l stack.
 	if err != nil {
 		return err
 	}
-	r, err := stack.OpenRun(l, false)
+	r, err := openRun(env, l)
 	if err != nil {
 		return err
 	}

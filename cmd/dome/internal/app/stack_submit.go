@@ -82,7 +82,7 @@ func runStackSubmit(_ context.Context, env *Env, repo *gitstore.Repo, l stack.La
 			return err
 		}
 	}
-	run, err := stack.OpenRun(l, false)
+	run, err := openRun(env, l)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func runStackValidate(ctx context.Context, env *Env, repo *gitstore.Repo, l stac
 	if err != nil {
 		return err
 	}
-	r, err := stack.OpenRun(l, false)
+	r, err := openRun(env, l)
 	if err != nil {
 		return err
 	}
