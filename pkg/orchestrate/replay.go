@@ -249,7 +249,7 @@ func Replay(l stack.Layout) (*ReplayResult, error) {
 			res.FirstDiff = ptr + ": " + detail
 		}
 	}
-	sr, err := stack.Replay(l)
+	sr, err := stack.ReplayEvents(l, evs)
 	if err != nil {
 		return res, err
 	}

@@ -214,14 +214,20 @@ func LoadState(l Layout) (State, []ledger.Event, error) {
 	if err != nil {
 		return State{}, nil, err
 	}
+	st, err := foldRun(l, evs)
+	return st, evs, err
+}
+
+// foldRun folds the events evs of the run l, as LoadState does.
+func foldRun(l Layout, evs []ledger.Event) (State, error) {
 	st, err := Fold(l.RunID, evs)
 	if err != nil {
-		return st, evs, &errkind.CheckError{Problem: fmt.Sprintf("run %s: %v", l.RunID, err), Hint: "the events do not fold into a state; the log was edited or written by another tool"}
+		return st, &errkind.CheckError{Problem: fmt.Sprintf("run %s: %v", l.RunID, err), Hint: "the events do not fold into a state; the log was edited or written by another tool"}
 	}
 	if !st.Initialized {
-		return st, evs, runNotFound(l)
+		return st, runNotFound(l)
 	}
-	return st, evs, nil
+	return st, nil
 }
 
 // ReplayResult is what Replay found.
@@ -240,6 +246,16 @@ type ReplayResult struct {
 // for byte, with state.json.
 func Replay(l Layout) (ReplayResult, error) {
 	st, evs, err := LoadState(l)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	return compareState(l, st, evs)
+}
+
+// ReplayEvents is Replay of the run's events evs, already read (a caller
+// replaying the same ledger for its own state reads it once).
+func ReplayEvents(l Layout, evs []ledger.Event) (ReplayResult, error) {
+	st, err := foldRun(l, evs)
 	if err != nil {
 		return ReplayResult{}, err
 	}
