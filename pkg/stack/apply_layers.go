@@ -143,10 +143,11 @@ func (s *stacker) setHead(h string) error {
 // run, the proposal and its diff digest), an ApplyResult and a
 // stack.proposal.applied event per layer, and the ref moved by
 // compare-and-swap up the checkpoints (once per batch of layers whose
-// objects went into one pack, before their events). A proposal that does not apply is retried after the rest of the
-// order while the others make progress (reorder); when no further progress
-// is possible it is split, if the policy and its declared atomicity allow,
-// or dropped with its conflict summary. First it reconciles the ledger with
+// objects went into one pack, before their events). A proposal that does
+// not apply is retried after the rest of the order while the others make
+// progress (reorder); when no further progress is possible it is split, if
+// the policy and its declared atomicity allow, or dropped with its
+// conflict summary. First it reconciles the ledger with
 // the ref (see Reconcile), so re-running after a crash finishes the job.
 func ApplyPlan(repo *gitstore.Repo, r *Run, opts ApplyOptions) (*ApplyReport, error) {
 	s, err := newStacker(repo, r, opts)
@@ -464,11 +465,11 @@ func (s *stacker) commitLayer(pl pendingLayer) (AppliedOutcome, error) {
 func (s *stacker) writeApplyResults(b []pendingLayer) error {
 	files := make([]ledger.File, len(b))
 	for i, pl := range b {
-		doc, _, err := Seal(NewHeader(KindApplyResult, pl.ar.ApplyResultID, pl.ar.RunID, pl.ar.WaveID, pl.ar.BaseRef, s.opts.CreatedAt, s.opts.Producer), pl.ar, nil)
+		f, err := s.applyResultFile(pl.ar)
 		if err != nil {
 			return err
 		}
-		files[i] = ledger.File{Path: s.r.Layout.ApplyResultPath(pl.ar.ApplyResultID), Data: doc}
+		files[i] = f
 	}
 	digests, rels, err := s.r.WriteArtifacts(files)
 	if err != nil {
@@ -643,11 +644,17 @@ func applyResultID(ar ApplyResult, attempt int) string {
 }
 
 func (s *stacker) writeApplyResult(ar ApplyResult) (digest, rel string, err error) {
-	doc, _, err := Seal(NewHeader(KindApplyResult, ar.ApplyResultID, ar.RunID, ar.WaveID, ar.BaseRef, s.opts.CreatedAt, s.opts.Producer), ar, nil)
+	f, err := s.applyResultFile(ar)
 	if err != nil {
 		return "", "", err
 	}
-	return s.r.WriteArtifact(s.r.Layout.ApplyResultPath(ar.ApplyResultID), doc)
+	return s.r.WriteArtifact(f.Path, f.Data)
+}
+
+// applyResultFile is the sealed ApplyResult ar and where it goes.
+func (s *stacker) applyResultFile(ar ApplyResult) (ledger.File, error) {
+	doc, _, err := Seal(NewHeader(KindApplyResult, ar.ApplyResultID, ar.RunID, ar.WaveID, ar.BaseRef, s.opts.CreatedAt, s.opts.Producer), ar, nil)
+	return ledger.File{Path: s.r.Layout.ApplyResultPath(ar.ApplyResultID), Data: doc}, err
 }
 
 // failedAttempt is a proposal that did not apply onto parent.
