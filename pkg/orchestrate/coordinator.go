@@ -103,6 +103,7 @@ type Outcome struct {
 type coordinator struct {
 	cfg      Config
 	l        stack.Layout
+	read     []ledger.Event // the run's events startedBefore read, for openLedger
 	run      *stack.Run
 	sr       *gateway.StackRun
 	gw       *gateway.Gateway
@@ -188,8 +189,9 @@ func Start(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, &errkind.InputError{Source: "--run", Field: cfg.RunID, Problem: err.Error()}
 	}
 	var err error
-	resumed := startedBefore(c.l)
+	resumed, read := startedBefore(c.l)
 	if resumed {
+		c.read = read
 		err = c.open()
 	} else {
 		err = c.create()
@@ -240,23 +242,36 @@ func Start(ctx context.Context, cfg Config) (*Outcome, error) {
 	return out, nil
 }
 
-// startedBefore reports whether the run has recorded run.started. A run
-// whose coordinator died before that is started again by create, whose
-// steps repeat safely.
-func startedBefore(l stack.Layout) bool {
+// openRun opens the stack's run for writing, reading only the events
+// appended since startedBefore read them (the run is read once).
+func (c *coordinator) openRun() (*stack.Run, error) {
+	read := c.read
+	c.read = nil
+	if len(read) > 0 {
+		if st, err := stack.Fold(c.l.RunID, read); err == nil {
+			return stack.OpenRunAfter(c.l, st, read)
+		}
+	}
+	return stack.OpenRun(c.l, false)
+}
+
+// startedBefore reports whether the run has recorded run.started, with the
+// events it read. A run whose coordinator died before that is started
+// again by create, whose steps repeat safely.
+func startedBefore(l stack.Layout) (bool, []ledger.Event) {
 	if _, err := os.Stat(l.EventsDir()); err != nil {
-		return false
+		return false, nil
 	}
 	evs, err := ledger.Read(l.Root, l.RunID)
 	if err != nil {
-		return true // open reports it
+		return true, nil // open reports it
 	}
 	for _, e := range evs {
 		if e.Topic == TopicStarted {
-			return true
+			return true, evs
 		}
 	}
-	return len(evs) > 0 && !isInitOnly(evs)
+	return len(evs) > 0 && !isInitOnly(evs), evs
 }
 
 // isInitOnly reports whether a ledger holds nothing but a stack's
@@ -390,7 +405,7 @@ func (c *coordinator) loadInputs() error {
 }
 
 func (c *coordinator) openLedger() error {
-	r, err := stack.OpenRun(c.l, false)
+	r, err := c.openRun()
 	if err != nil {
 		return err
 	}
