@@ -277,7 +277,10 @@ func TestApplyPlan_ReorderThenDrop(t *testing.T) {
 // checkpoints ahead of the ledger, with their ApplyResults written. The
 // next apply recovers each of them, bottom first, and ends where an
 // uninterrupted apply ends.
-func TestReconcile_RecoversABatchMovedInOneStep(t *testing.T) {
+// planTwo opens the run of a fixture of afixFiles with two planned
+// proposals, pa (a.txt) and pb (b.txt), and a stacker on it.
+func planTwo(t *testing.T) (*afix, *Run, *stacker) {
+	t.Helper()
 	f := newAfix(t, afixFiles())
 	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
 	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
@@ -289,6 +292,11 @@ func TestReconcile_RecoversABatchMovedInOneStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, r, s
+}
+
+func TestReconcile_RecoversABatchMovedInOneStep(t *testing.T) {
+	f, r, s := planTwo(t)
 	ci := CheckpointInfo{RunID: "r1", WaveID: "wave-1"}
 	var batch []pendingLayer
 	head, tree := s.head, s.headTree
@@ -338,19 +346,9 @@ func TestReconcile_RecoversABatchMovedInOneStep(t *testing.T) {
 }
 
 func TestReconcile_RecoversACheckpointWithoutItsEvent(t *testing.T) {
-	f := newAfix(t, afixFiles())
-	pa := f.diff(map[string]string{"a.txt": lines("a", 31)})
-	pb := f.diff(map[string]string{"b.txt": lines("b", 31)})
-	r := f.open()
-	f.propose(r, "pa", pa, AtomicProposal, "a.txt")
-	f.propose(r, "pb", pb, AtomicProposal, "b.txt")
-	f.plan(r, "pa", "pb")
 	// what a coordinator killed after moving the ref leaves: pa's checkpoint
 	// on the ref, no event
-	s, err := newStacker(f.repo, r, f.applyOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, r, s := planTwo(t)
 	lp, _ := s.cache.get(r.State.Proposals["pa"])
 	res, conflicts, err := s.try(lp, 0)
 	if err != nil || conflicts != nil {
