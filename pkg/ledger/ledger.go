@@ -353,6 +353,11 @@ func ReadFrom(runDir, runID string, after int64) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.readFrom(dir, runID, after)
+}
+
+// readFrom is ReadFrom of the events folder dir, listed as l.
+func (l listing) readFrom(dir, runID string, after int64) ([]Event, error) {
 	if after < 0 {
 		after = 0
 	}

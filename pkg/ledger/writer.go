@@ -72,7 +72,7 @@ func open(runDir, runID string, held []Event) (*Log, error) {
 			break
 		}
 	}
-	more, err := ReadFrom(runDir, runID, int64(len(held)))
+	more, err := ls.readFrom(dir, runID, int64(len(held)))
 	if err != nil {
 		l.Close()
 		return nil, err
@@ -216,11 +216,7 @@ func writeRenamed(dir, tmpPrefix, path string, data []byte) error {
 // is the write discipline of the ledger, offered to the packages that keep
 // files beside it (state.json, artifacts).
 func WriteFileDurable(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return writeDurable(dir, "."+filepath.Base(path)+".tmp-", path, data)
+	return WriteFilesDurable([]File{{Path: path, Data: data}})
 }
 
 // File is one file of WriteFilesDurable.

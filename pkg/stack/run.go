@@ -59,7 +59,7 @@ func openRun(l Layout, create bool, held *State, heldEvents []ledger.Event) (*Ru
 			return nil, runNotFound(l)
 		}
 	}
-	if held == nil || held.Sequence != int64(len(heldEvents)) {
+	if held == nil || len(heldEvents) == 0 || held.Sequence != int64(len(heldEvents)) {
 		held, heldEvents = nil, nil
 	}
 	log, err := ledger.OpenAfter(l.Root, l.RunID, heldEvents)
@@ -70,8 +70,8 @@ func openRun(l Layout, create bool, held *State, heldEvents []ledger.Event) (*Ru
 		return nil, err
 	}
 	var st State
-	if evs := log.Events(); held != nil && len(heldEvents) > 0 && log.Held() == len(heldEvents) {
-		st, err = FoldOnto(*held, evs[len(heldEvents):])
+	if evs := log.Events(); held != nil && log.Held() == len(heldEvents) {
+		st, err = foldOnto(*held, evs[len(heldEvents):])
 	} else {
 		st, err = Fold(l.RunID, evs)
 	}

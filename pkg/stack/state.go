@@ -254,11 +254,11 @@ func (s State) Marshal() ([]byte, error) {
 
 // Fold derives the state of a run from its events, in order.
 func Fold(runID string, events []ledger.Event) (State, error) {
-	return FoldOnto(NewState(runID), events)
+	return foldOnto(NewState(runID), events)
 }
 
-// FoldOnto folds events into s, the state of the events before them.
-func FoldOnto(s State, events []ledger.Event) (State, error) {
+// foldOnto folds events into s, the state of the events before them.
+func foldOnto(s State, events []ledger.Event) (State, error) {
 	for _, e := range events {
 		if err := s.Apply(e); err != nil {
 			s.normalize()

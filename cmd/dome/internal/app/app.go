@@ -36,9 +36,9 @@ type Env struct {
 	StdoutTTY bool
 	StderrTTY bool
 
-	// loadedRuns keeps a run a stack command read to find its policy, for
+	// loadedRun is the run a stack command read to find its policy, for
 	// the same command to open it without reading it again (openRun).
-	loadedRuns map[string]loadedRun
+	loadedRun *loadedRun
 }
 
 // Main runs dome with args (args[0] is the program name) and returns the exit code.

@@ -166,25 +166,23 @@ func producer(cmd string) string { return "dome/" + Version + " " + cmd }
 
 // loadedRun is a run read without its writer lock.
 type loadedRun struct {
+	layout stack.Layout
 	state  stack.State
 	events []ledger.Event
 }
 
 // keepRun keeps the run l read by LoadState for openRun.
 func (env *Env) keepRun(l stack.Layout, st stack.State, evs []ledger.Event) {
-	if env.loadedRuns == nil {
-		env.loadedRuns = map[string]loadedRun{}
-	}
-	env.loadedRuns[l.Root] = loadedRun{st, evs}
+	env.loadedRun = &loadedRun{l, st, evs}
 }
 
 // openRun opens the existing run l for writing (stack.OpenRun), reading
 // only the events appended since this command read it to find its policy.
 func openRun(env *Env, l stack.Layout) (*stack.Run, error) {
-	lr, ok := env.loadedRuns[l.Root]
-	if !ok {
+	lr := env.loadedRun
+	env.loadedRun = nil // OpenRunAfter takes the state over
+	if lr == nil || lr.layout != l {
 		return stack.OpenRun(l, false)
 	}
-	delete(env.loadedRuns, l.Root) // OpenRunAfter takes the state over
 	return stack.OpenRunAfter(l, lr.state, lr.events)
 }
