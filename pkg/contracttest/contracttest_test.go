@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dome-registry/dome/internal/gittest"
 	"github.com/dome-registry/dome/pkg/codegen"
@@ -154,6 +155,9 @@ func TestRun_ExampleTools_Pass(t *testing.T) {
 			}
 			if opts.Go != "" && opts.TSC != "" && opts.Node != "" && opts.Python != "" && !strings.Contains(status(rep), ":same outcomes in go, ts, python=pass") {
 				t.Errorf("want the three languages compared: %s", status(rep))
+			}
+			if opts.TSC != "" && opts.Node != "" && !strings.Contains(status(rep), "ts:timeouts: undici dispatchers under node, AbortSignals elsewhere=pass") {
+				t.Errorf("want the TypeScript client's two transports checked: %s", status(rep))
 			}
 		})
 	}
@@ -369,5 +373,57 @@ func reseal(t *testing.T, c *codegen.Client) {
 	c.Manifest.ClientArtifactHash = h
 	if c.Encoded, err = c.Manifest.Encode(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTSRuntime_Timeouts runs testdata/ts_timeouts.mjs under node over the
+// petstore TypeScript client with a 300 ms timeout: under Node's own fetch
+// the client's attempts go without an AbortSignal after its first, and a
+// timeout still ends a request that is waiting for its answer, one waiting
+// for its connection, and one whose connection comes after the deadline
+// (never written).
+func TestTSRuntime_Timeouts(t *testing.T) {
+	opts := toolchains(t)
+	if opts.TSC == "" || opts.Node == "" {
+		if opts.CI {
+			t.Fatal("tsc and node are needed in CI")
+		}
+		t.Skip("tsc or node is missing")
+	}
+	over := map[string]string{"registry/tools/petstore/profiles/default.profile.json": `{"schema_version": "dome.profile/v1", "id": "default", "auth": {"mode": "apiKey"}, "net": {"allow_hosts": ["petstore.example.com"]}, "budgets": {"max_wall_seconds": 300}, "client": {"timeout_ms": 300, "max_retries": 0}}`}
+	_, _, clients, _ := setup(t, "petstore", "default", over)
+	dir := t.TempDir()
+	for _, c := range clients {
+		if c.Language != "ts" {
+			continue
+		}
+		for _, f := range c.Files {
+			if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(root(t), "generators", "ts-fetch", "harness", "tsconfig.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tsconfig.json"), cfg, 0o644)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"type": "module"}`), 0o644)
+	tsc := exec.Command(opts.TSC, "-p", "tsconfig.json", "--noEmit", "false")
+	tsc.Dir = dir
+	if out, err := tsc.CombinedOutput(); err != nil {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "ts_timeouts.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A call that never ends (a timeout that does not fire) fails the test
+	// here, not at the test binary's deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, opts.Node, script, dir).CombinedOutput()
+	if err != nil || string(out) != "ok" {
+		t.Fatalf("node ts_timeouts.mjs: %v\n%s", err, out)
 	}
 }

@@ -91,7 +91,7 @@ func runSDKs(ctx context.Context, opts Options, rep *Report, spec *specOps, case
 			}
 			own = append(own, &cp)
 		}
-		out, mock, err := runDriver(ctx, opts, c, own, vec)
+		runs, err := runDriver(ctx, opts, c, own, vec)
 		if err != nil {
 			run.Status, run.Problems = Fail, []string{err.Error()}
 			rep.Checks = append(rep.Checks, run)
@@ -99,26 +99,39 @@ func runSDKs(ctx context.Context, opts Options, rep *Report, spec *specOps, case
 		}
 		run.Status = Pass
 		rep.Checks = append(rep.Checks, run)
+		out := runs[0].out
 		outs[lang] = out
 		langs = append(langs, lang)
 		groups := map[string]*CheckResult{}
 		var order []string
-		for i, s := range own {
-			g := groupName(s, opts.Server != nil)
-			if groups[g] == nil {
-				groups[g] = &CheckResult{Name: g, Language: lang, Status: Pass}
-				order = append(order, g)
+		for _, r := range runs {
+			label := lang
+			if len(runs) > 1 {
+				label += " (" + r.mode + ")"
 			}
-			probs := evaluate(lang, s, &out.Scenarios[i], mock, basePath(p.base))
-			if len(probs) == 0 {
-				continue
-			}
-			groups[g].Status = Fail
-			groups[g].Problems = append(groups[g].Problems, s.Name+": "+strings.Join(probs, "; "))
-			if s.kind == "golden" {
-				if cr := byCase[s.caseName]; cr != nil {
-					cr.Status = Fail
-					cr.Problems = append(cr.Problems, probs...)
+			for i, s := range own {
+				g := groupName(s, opts.Server != nil)
+				if groups[g] == nil {
+					groups[g] = &CheckResult{Name: g, Language: lang, Status: Pass}
+					order = append(order, g)
+				}
+				probs := evaluate(label, s, &r.out.Scenarios[i], r.mock, basePath(p.base))
+				if r.out != out {
+					// A second run of the same client must end as the first.
+					if d := sameOutcome(s, &out.Scenarios[i], &r.out.Scenarios[i]); d != "" {
+						probs = append(probs, label+" client: "+runs[0].mode+" vs "+r.mode+": "+d)
+					}
+				}
+				if len(probs) == 0 {
+					continue
+				}
+				groups[g].Status = Fail
+				groups[g].Problems = append(groups[g].Problems, s.Name+": "+strings.Join(probs, "; "))
+				if s.kind == "golden" {
+					if cr := byCase[s.caseName]; cr != nil {
+						cr.Status = Fail
+						cr.Problems = append(cr.Problems, probs...)
+					}
 				}
 			}
 		}
@@ -132,6 +145,9 @@ func runSDKs(ctx context.Context, opts Options, rep *Report, spec *specOps, case
 			rep.Checks = append(rep.Checks, *groups[g])
 		}
 		rep.Checks = append(rep.Checks, vc)
+		if lang == "ts" {
+			rep.Checks = append(rep.Checks, checkTransport(runs))
+		}
 	}
 	if len(langs) > 1 {
 		eq := CheckResult{Name: "same outcomes in " + strings.Join(langs, ", "), Status: Pass}
@@ -161,6 +177,30 @@ func runSDKs(ctx context.Context, opts Options, rep *Report, spec *specOps, case
 		rep.Notes = append(rep.Notes, n)
 	}
 	sort.Strings(rep.Notes)
+}
+
+// checkTransport checks how the TypeScript client's attempts carried their
+// timeouts in each run: under Node's own fetch, through undici dispatchers,
+// with an AbortSignal only on a client's first attempt, which finds out
+// whether the fetch takes a dispatcher; under a fetch that drops
+// dispatchers, an AbortSignal on every attempt.
+func checkTransport(runs []driverRun) CheckResult {
+	cr := CheckResult{Name: "timeouts: undici dispatchers under node, AbortSignals elsewhere", Language: "ts", Status: Pass}
+	for _, r := range runs {
+		t := r.out.Transport
+		switch {
+		case t == nil:
+			cr.Problems = append(cr.Problems, r.mode+": the driver reported no transport counts")
+		case r.mode == "node" && (t.Dispatcher != t.Requests || t.Requests > 0 && t.Signal >= t.Requests):
+			cr.Problems = append(cr.Problems, fmt.Sprintf("node: of %d requests, %d carried a dispatcher and %d an AbortSignal; want every one a dispatcher, and an AbortSignal only on a client's first", t.Requests, t.Dispatcher, t.Signal))
+		case r.mode == "signal" && (t.Signal != t.Requests || t.Dispatcher != 0):
+			cr.Problems = append(cr.Problems, fmt.Sprintf("signal: of %d requests, %d carried an AbortSignal and %d reached fetch with a dispatcher; want every one an AbortSignal", t.Requests, t.Signal, t.Dispatcher))
+		}
+	}
+	if len(cr.Problems) > 0 {
+		cr.Status = Fail
+	}
+	return cr
 }
 
 func groupName(s *scenario, server bool) string {

@@ -57,6 +57,13 @@ type scenarioOut struct {
 }
 
 type driverOutput struct {
+	// Transport counts what the TypeScript client's requests carried: an
+	// AbortSignal, an undici dispatcher (driver.mjs).
+	Transport *struct {
+		Requests   int `json:"requests"`
+		Signal     int `json:"signal"`
+		Dispatcher int `json:"dispatcher"`
+	} `json:"transport"`
 	Hosts []string `json:"hosts"`
 	URLs  []struct {
 		Error string `json:"error"`
@@ -216,13 +223,26 @@ func writeTree(dir string, files map[string][]byte) error {
 	return nil
 }
 
+// driverRun is one run of a language's driver against its own mock server.
+type driverRun struct {
+	mode string // "" for Go and Python; for TypeScript, how attempts abort (driver.mjs)
+	out  *driverOutput
+	mock *mockServer
+}
+
+// tsModes are the TypeScript driver's runs: Node's own fetch, where the
+// client aborts through undici dispatchers, and a fetch that drops them, as
+// browsers do, where it aborts through AbortSignals.
+var tsModes = []string{"node", "signal"}
+
 // runDriver prepares a language's client in a temporary folder, builds it
 // (go build, tsc, python3 -m compileall), writes the tampered copies the
-// loader scenarios need and runs the driver against a fresh mock server.
-func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios []*scenario, vec vectorsIn) (*driverOutput, *mockServer, error) {
+// loader scenarios need and runs the driver against a fresh mock server:
+// once, or for TypeScript once per mode of tsModes.
+func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios []*scenario, vec vectorsIn) ([]driverRun, error) {
 	dir, err := os.MkdirTemp(opts.TempDir, "dome-sdk-"+c.Language+"-")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	harness := map[string][]byte{}
@@ -231,24 +251,25 @@ func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios [
 	}
 	var clientDir string
 	var cmd []string
+	modes := []string{""}
 	switch c.Language {
 	case "go":
 		if harness["go.mod"] == nil {
-			return nil, nil, fmt.Errorf("bundle %s has no harness/go.mod to build its client in", c.Bundle.Spec.ID)
+			return nil, fmt.Errorf("bundle %s has no harness/go.mod to build its client in", c.Bundle.Spec.ID)
 		}
 		clientDir = filepath.Join(dir, "client")
 		if err := writeTree(dir, harness); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := writeTree(dir, map[string][]byte{"main.go": []byte(driverSource)}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := writeTree(clientDir, clientFiles(c)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		bin := filepath.Join(dir, "driver")
 		if _, err := runTool(ctx, opts, dir, nil, opts.Go, "build", "-o", bin, "."); err != nil {
-			return nil, nil, fmt.Errorf("go build of the generated client failed: %w", err)
+			return nil, fmt.Errorf("go build of the generated client failed: %w", err)
 		}
 		cmd = []string{bin}
 	case "ts":
@@ -259,29 +280,30 @@ func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios [
 		}
 		files["package.json"] = []byte(`{"type": "module"}` + "\n")
 		if err := writeTree(clientDir, files); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if _, err := runTool(ctx, opts, clientDir, nil, opts.TSC, "-p", "tsconfig.json", "--noEmit", "false"); err != nil {
-			return nil, nil, fmt.Errorf("tsc over the generated client failed: %w", err)
+			return nil, fmt.Errorf("tsc over the generated client failed: %w", err)
 		}
 		if err := writeTree(dir, map[string][]byte{"driver.mjs": tsDriver}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cmd = []string{opts.Node, filepath.Join(dir, "driver.mjs"), clientDir}
+		modes = tsModes
 	case "python":
 		clientDir = filepath.Join(dir, "domeclient")
 		if err := writeTree(clientDir, clientFiles(c)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if _, err := runTool(ctx, opts, dir, nil, opts.Python, "-m", "compileall", "-q", "domeclient"); err != nil {
-			return nil, nil, fmt.Errorf("python3 -m compileall of the generated client failed: %w", err)
+			return nil, fmt.Errorf("python3 -m compileall of the generated client failed: %w", err)
 		}
 		if err := writeTree(dir, map[string][]byte{"driver.py": pyDriver}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		cmd = []string{opts.Python, "-B", filepath.Join(dir, "driver.py"), dir}
 	default:
-		return nil, nil, fmt.Errorf("no driver for language %s", c.Language)
+		return nil, fmt.Errorf("no driver for language %s", c.Language)
 	}
 	var own []*scenario
 	for _, s := range scenarios {
@@ -289,15 +311,33 @@ func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios [
 		if s.tamper != "" && !strings.HasPrefix(s.tamper, "pin-") {
 			files, err := tampered(c, s.tamper)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			cp.Dir = filepath.Join(dir, "tamper", strings.TrimPrefix(s.Name, "loader:"))
 			if err := writeTree(cp.Dir, files); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 		own = append(own, &cp)
 	}
+	var runs []driverRun
+	for _, mode := range modes {
+		args := cmd[1:]
+		if mode != "" {
+			args = append(append([]string(nil), args...), mode)
+		}
+		out, mock, err := runOnce(ctx, opts, c.Language, dir, own, vec, cmd[0], args)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, driverRun{mode: mode, out: out, mock: mock})
+	}
+	return runs, nil
+}
+
+// runOnce runs a driver command against a fresh mock server. The mock is
+// closed when it returns; what it recorded stays readable.
+func runOnce(ctx context.Context, opts Options, lang, dir string, own []*scenario, vec vectorsIn, name string, args []string) (*driverOutput, *mockServer, error) {
 	mock, err := newMock(own, opts.Server)
 	if err != nil {
 		return nil, nil, err
@@ -307,16 +347,16 @@ func runDriver(ctx context.Context, opts Options, c *codegen.Client, scenarios [
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := runTool(ctx, opts, dir, in, cmd[0], cmd[1:]...)
+	out, err := runTool(ctx, opts, dir, in, name, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the %s contract driver failed: %w", c.Language, err)
+		return nil, nil, fmt.Errorf("the %s contract driver failed: %w", lang, err)
 	}
 	var res driverOutput
 	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, nil, fmt.Errorf("the %s contract driver printed %q: %w", c.Language, truncate(out), err)
+		return nil, nil, fmt.Errorf("the %s contract driver printed %q: %w", lang, truncate(out), err)
 	}
-	if len(res.Scenarios) != len(scenarios) {
-		return nil, nil, fmt.Errorf("the %s contract driver ran %d of %d scenarios", c.Language, len(res.Scenarios), len(scenarios))
+	if len(res.Scenarios) != len(own) {
+		return nil, nil, fmt.Errorf("the %s contract driver ran %d of %d scenarios", lang, len(res.Scenarios), len(own))
 	}
 	return &res, mock, nil
 }
