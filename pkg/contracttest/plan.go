@@ -82,6 +82,9 @@ type mockRes struct {
 	Body    []byte
 	Close   bool          // drop the connection without an answer
 	Delay   time.Duration // answer this late (or when the client gives up)
+	// Stall sends the status, the headers and the body's first byte at
+	// once, and the rest this late (or when the client gives up).
+	Stall time.Duration
 }
 
 // models are the clients' models by language, for argument names.
@@ -515,6 +518,13 @@ func (p *planner) build(cases []*Case) ([]*scenario, map[string]string) {
 			st.wantRequests = 1 + p.pol.Client.MaxRetries
 		}
 		out = append(out, mk("errors:timeout", "errors", nil, st))
+		// The answer begins in time but its body stops: the attempt's
+		// timeout covers reading the body, and a response that has begun
+		// is not sent again.
+		st = probeStep()
+		st.mock = []mockRes{{Status: 200, Body: []byte(`{"dome": "stalled"}`), Stall: time.Duration(to)*time.Millisecond + time.Second}}
+		st.golden, st.wantStatus, st.wantErr, st.wantRetry, st.wantRequests = nil, 0, "timeout", true, 1
+		out = append(out, mk("errors:body-timeout", "errors", nil, st))
 	}
 	if p.pol.Client.MaxRetries > 0 && idem {
 		st := probeStep()

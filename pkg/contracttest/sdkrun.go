@@ -150,6 +150,21 @@ func (m *mockServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(res.Status)
+	if res.Stall > 0 && len(res.Body) > 1 {
+		w.Write(res.Body[:1])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		t := time.NewTimer(res.Stall)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+		w.Write(res.Body[1:])
+		return
+	}
 	w.Write(res.Body)
 }
 

@@ -46,7 +46,7 @@ const DomePolicyJSON = "{\"allow_hosts\":[\"127.0.0.1\",\"actions.example.com\"]
 const domeTaxonomyJSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
 
 // domeIdentityJSON holds the manifest inputs this code was generated from.
-const domeIdentityJSON = "{\"bundle_tree\":\"326cd3c0fde8ca7647c5d4707bcf155436f51e47\",\"filtered_spec_digest\":\"sha256:08932a2a0b7019c54cca7bead618ff57cf47aa38172c50a0799480a81afb8ab2\",\"generator_bundle\":\"go-oapi-codegen\",\"language_target\":\"go\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:01b0ed94e8535f6ca2faf4c4093474f1eba1dbcf6039e20127e2d283e3bd5d33\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"go-client\",\"tool_id\":\"action-registry\"}"
+const domeIdentityJSON = "{\"bundle_tree\":\"d493bafc0862327e9de6d6789e4242560178ed9a\",\"filtered_spec_digest\":\"sha256:08932a2a0b7019c54cca7bead618ff57cf47aa38172c50a0799480a81afb8ab2\",\"generator_bundle\":\"go-oapi-codegen\",\"language_target\":\"go\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:01b0ed94e8535f6ca2faf4c4093474f1eba1dbcf6039e20127e2d283e3bd5d33\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"go-client\",\"tool_id\":\"action-registry\"}"
 
 // domeOwnFiles are the files manifest.json must list, no more, no less.
 var domeOwnFiles = []string{"client.gen.go", "dome.gen.go", "operations.json"}
@@ -966,11 +966,39 @@ func domeIdempotent(method string) bool {
 	return false
 }
 
+// domeAttemptError is the error of an attempt of call id whose request,
+// or the reading of whose body, failed with err: canceled when the caller's
+// context ended, timeout when the attempt's did, else network_error.
+func domeAttemptError(req *http.Request, attempt *domeAttempt, id string, timeout time.Duration, err error) *DomeError {
+	switch {
+	case req.Context().Err() != nil:
+		return &DomeError{Code: "canceled", Operation: id, Message: id + ": the call was canceled", Err: err}
+	case attempt.Err() == context.DeadlineExceeded || domeIsTimeout(err):
+		return &DomeError{Code: "timeout", Operation: id, Retryable: true, Message: fmt.Sprintf("%s: no response within %d ms", id, timeout.Milliseconds()), Err: err}
+	}
+	return &DomeError{Code: "network_error", Operation: id, Retryable: true, Message: fmt.Sprintf("%s: %s %s: %v", id, req.Method, req.URL.Redacted(), err), Err: err}
+}
+
 // domeCancelBody ends its attempt when it is closed: the attempt's
-// timeout covers reading the body.
+// timeout covers reading the body. A read that fails is a *DomeError, as
+// the request's own failure would be; a response that has begun is not
+// sent again.
 type domeCancelBody struct {
 	io.ReadCloser
 	attempt *domeAttempt
+	req     *http.Request
+	id      string
+	timeout time.Duration
+}
+
+func (b *domeCancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		if _, ok := err.(*DomeError); !ok {
+			err = domeAttemptError(b.req, b.attempt, b.id, b.timeout, err)
+		}
+	}
+	return n, err
 }
 
 func (b *domeCancelBody) Close() error {
@@ -1123,18 +1151,14 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		var wait time.Duration
 		if err != nil {
 			ctx.finish()
-			switch {
-			case req.Context().Err() != nil:
-				return nil, &DomeError{Code: "canceled", Operation: id, Message: id + ": the call was canceled", Err: err}
-			case ctx.Err() == context.DeadlineExceeded || domeIsTimeout(err):
-				fail = &DomeError{Code: "timeout", Operation: id, Retryable: true, Message: fmt.Sprintf("%s: no response within %d ms", id, timeout.Milliseconds()), Err: err}
-			default:
-				fail = &DomeError{Code: "network_error", Operation: id, Retryable: true, Message: fmt.Sprintf("%s: %s %s: %v", id, req.Method, req.URL.Redacted(), err), Err: err}
+			fail = domeAttemptError(req, ctx, id, timeout, err)
+			if fail.Code == "canceled" {
+				return nil, fail
 			}
 		} else {
 			code, retryable, isErr := DomeClassify(resp.StatusCode)
 			if !isErr || !retryable || attempt >= retries {
-				resp.Body = &domeCancelBody{resp.Body, ctx}
+				resp.Body = &domeCancelBody{resp.Body, ctx, req, id, timeout}
 				return resp, nil
 			}
 			fail = &DomeError{Code: code, Operation: id, Status: resp.StatusCode, Retryable: true}
@@ -1149,7 +1173,7 @@ func (g *domeGuard) send(req *http.Request, id string) (*http.Response, error) {
 		rem, limited := g.remaining()
 		if attempt >= retries || (limited && delay >= rem) {
 			if resp != nil {
-				resp.Body = &domeCancelBody{resp.Body, ctx}
+				resp.Body = &domeCancelBody{resp.Body, ctx, req, id, timeout}
 				return resp, nil
 			}
 			return nil, fail

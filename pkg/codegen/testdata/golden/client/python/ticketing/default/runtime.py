@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":[\"helpdesk.example.com\"],\"auth_mode\":\"oauth2\",\"budgets\":{\"max_calls_by_family\":{},\"max_wall_seconds\":600},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"addComment\":{\"families\":[\"addComment\",\"comments\"],\"method\":\"POST\",\"path\":\"/tickets/{ticketId}/comments\",\"security\":[[\"oauth2\"]]},\"createTicket\":{\"families\":[\"createTicket\",\"tickets\"],\"method\":\"POST\",\"path\":\"/tickets\",\"security\":[[\"oauth2\"]]},\"deleteTicket\":{\"families\":[\"admin\",\"deleteTicket\",\"tickets\"],\"method\":\"DELETE\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"]]},\"getAuditLog\":{\"families\":[\"admin\",\"getAuditLog\"],\"method\":\"GET\",\"path\":\"/admin/audit-log\",\"security\":[[\"oauth2\"]]},\"getTicket\":{\"families\":[\"getTicket\",\"tickets\"],\"method\":\"GET\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listAgents\":{\"families\":[\"agents\",\"listAgents\"],\"method\":\"GET\",\"path\":\"/agents\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listComments\":{\"families\":[\"comments\",\"listComments\"],\"method\":\"GET\",\"path\":\"/tickets/{ticketId}/comments\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"listTickets\":{\"families\":[\"listTickets\",\"tickets\"],\"method\":\"GET\",\"path\":\"/tickets\",\"security\":[[\"oauth2\"],[\"bearer\"]]},\"updateTicket\":{\"families\":[\"tickets\",\"updateTicket\"],\"method\":\"PATCH\",\"path\":\"/tickets/{ticketId}\",\"security\":[[\"oauth2\"]]},\"upsertAgent\":{\"families\":[\"admin\",\"agents\",\"upsertAgent\"],\"method\":\"PUT\",\"path\":\"/agents/{agentId}\",\"security\":[[\"oauth2\"]]}},\"profile_id\":\"default\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"bearer\":{\"scheme\":\"bearer\",\"type\":\"http\"},\"oauth2\":{\"type\":\"oauth2\"}},\"servers\":[\"https://helpdesk.example.com/api/v2\",\"https://sandbox.helpdesk.example.com/api/v2\"],\"tool_id\":\"ticketing\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"dedcffd3e8486005975db2a26d9c548f9393a112\",\"filtered_spec_digest\":\"sha256:7d7e4f2966a7b843020634f7b770bb38295e3d67dd03c36497bd92d64e6ece88\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:dff5275e6cde8e2f9a81b2ef317221b54250c4d195e4ef6b5bccd1139a3b994e\",\"profile_id\":\"default\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"ticketing\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"b725835bd5eff77fac7943611bec492a0cc7b47d\",\"filtered_spec_digest\":\"sha256:7d7e4f2966a7b843020634f7b770bb38295e3d67dd03c36497bd92d64e6ece88\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:dff5275e6cde8e2f9a81b2ef317221b54250c4d195e4ef6b5bccd1139a3b994e\",\"profile_id\":\"default\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"ticketing\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
@@ -211,6 +211,16 @@ def _alternatives(sec: List[List[str]]) -> str:
     return ", ".join("anonymous" if not a else "+".join(a) for a in sec)
 
 
+class ResponseBodyError(Exception):
+    """Raised by a transport whose response began but whose body could not be read (cause: the
+    error, a TimeoutError for a timeout). The call fails with it: a response that has begun is not
+    sent again."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class StdlibTransport:
     """Sends requests with http.client, keeping connections alive per origin."""
 
@@ -243,12 +253,19 @@ class StdlibTransport:
             try:
                 conn.request(method, target, body=body, headers=dict(headers))
                 resp = conn.getresponse()
-                data = resp.read()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 conn.close()
                 if reused:
                     continue  # the server closed an idle connection: once more on a new one
                 raise
+            except BaseException:
+                conn.close()
+                raise
+            try:
+                data = resp.read()
+            except (OSError, http.client.HTTPException) as e:
+                conn.close()
+                raise ResponseBodyError(e) from e
             except BaseException:
                 conn.close()
                 raise
@@ -270,13 +287,22 @@ class HttpxTransport:
     def send(self, method: str, url: str, headers: Mapping[str, str], body: Optional[bytes], timeout: float) -> Tuple[int, Any, bytes]:
         import httpx  # only when this transport is used
 
+        req = self._client.build_request(method, url, headers=dict(headers), content=body, timeout=timeout)
         try:
-            r = self._client.request(method, url, headers=dict(headers), content=body, timeout=timeout)
+            r = self._client.send(req, stream=True)
         except httpx.TimeoutException as e:
             raise TimeoutError(str(e)) from e
         except httpx.TransportError as e:
             raise ConnectionError(str(e)) from e
-        return r.status_code, r.headers, r.content
+        try:
+            data = r.read()
+        except httpx.TimeoutException as e:
+            raise ResponseBodyError(TimeoutError(str(e))) from e
+        except httpx.TransportError as e:
+            raise ResponseBodyError(ConnectionError(str(e))) from e
+        finally:
+            r.close()
+        return r.status_code, r.headers, data
 
 
 class ToolClient:
@@ -528,10 +554,10 @@ class ToolClient:
             wait = 0.0
             try:
                 result = self._transport.send(method, url, hdrs, payload, timeout)
-            except (socket.timeout, TimeoutError):
-                fail = DomeError("timeout", "%s: no response within %d ms" % (op_id, round(timeout * 1000)), operation=op_id, retryable=True)
+            except ResponseBodyError as e:
+                raise _attempt_error(op_id, method, url, timeout, e.cause) from e.cause
             except (OSError, http.client.HTTPException) as e:
-                fail = DomeError("network_error", "%s: %s %s: %s" % (op_id, method, url, e), operation=op_id, retryable=True)
+                fail = _attempt_error(op_id, method, url, timeout, e)
             if result is not None:
                 c = classify(result[0]) if result[0] >= 400 else None
                 if c is None or not c[1] or attempt >= retries:
@@ -561,6 +587,13 @@ class ToolClient:
             except ValueError:
                 raise DomeError("decode_error", op_id + ": the response body is not valid JSON", operation=op_id, status=status) from None
         return ApiResponse(status=status, headers=headers, body=decoded, operation=op_id)
+
+
+def _attempt_error(op_id: str, method: str, url: str, timeout: float, e: BaseException) -> DomeError:
+    """The error of an attempt whose request, or the reading of whose body, failed with e."""
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return DomeError("timeout", "%s: no response within %d ms" % (op_id, round(timeout * 1000)), operation=op_id, retryable=True)
+    return DomeError("network_error", "%s: %s %s: %s" % (op_id, method, url, e), operation=op_id, retryable=True)
 
 
 def _scalar(v: Any) -> str:
