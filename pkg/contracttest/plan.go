@@ -85,6 +85,8 @@ type mockRes struct {
 	// Stall sends the status, the headers and the body's first byte at
 	// once, and the rest this late (or when the client gives up).
 	Stall time.Duration
+	// Cut announces more body than it sends, then closes the connection.
+	Cut bool
 }
 
 // models are the clients' models by language, for argument names.
@@ -507,6 +509,14 @@ func (p *planner) build(cases []*Case) ([]*scenario, map[string]string) {
 	}
 	s = mk("errors:network", "errors", nil, st)
 	s.sameMessage = false // the transport's words differ by language
+	out = append(out, s)
+	// The answer begins, then its connection closes mid-body: a response
+	// that has begun is not sent again.
+	st = probeStep()
+	st.mock = []mockRes{{Status: 200, Body: []byte(`{"dome": "cut`), Cut: true}}
+	st.golden, st.wantStatus, st.wantErr, st.wantRetry, st.wantRequests = nil, 0, "network_error", true, 1
+	s = mk("errors:body-cut", "errors", nil, st)
+	s.sameMessage = false
 	out = append(out, s)
 	// Timeouts: the mock answers every attempt a second after the
 	// profile's timeout_ms; a long timeout is too slow to wait for here.

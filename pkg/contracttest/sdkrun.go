@@ -149,6 +149,11 @@ func (m *mockServer) serve(w http.ResponseWriter, r *http.Request) {
 	if len(res.Body) > 0 && w.Header().Get("Content-Type") == "" {
 		w.Header().Set("Content-Type", "application/json")
 	}
+	if res.Cut {
+		// net/http closes a connection whose answer is shorter than its
+		// Content-Length.
+		w.Header().Set("Content-Length", fmt.Sprint(len(res.Body)+100))
+	}
 	w.WriteHeader(res.Status)
 	if res.Stall > 0 && len(res.Body) > 1 {
 		w.Write(res.Body[:1])
