@@ -24,15 +24,21 @@ RUN GOWORK=off go mod download
 COPY . .
 ARG VERSION=dev
 ARG COMMIT=
+# dome (the front) and dome-full (the whole command set, which dome runs
+# from its own folder for every command but --version, version and
+# registry cat).
 RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -tags urfave_cli_no_docs \
-      -ldflags "-s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=${VERSION} -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=${COMMIT}" \
+      -ldflags "-s -w -X github.com/dome-registry/dome/internal/buildinfo.Version=${VERSION} -X github.com/dome-registry/dome/internal/buildinfo.Commit=${COMMIT}" \
       -o /out/dome ./cmd/dome \
- && /out/dome version
+ && CGO_ENABLED=0 go build -trimpath -buildvcs=false -tags urfave_cli_no_docs \
+      -ldflags "-s -w -X github.com/dome-registry/dome/internal/buildinfo.Version=${VERSION} -X github.com/dome-registry/dome/internal/buildinfo.Commit=${COMMIT}" \
+      -o /out/dome-full ./cmd/dome-full \
+ && /out/dome version && /out/dome-full version
 
 # static-debian12: CA certificates and tzdata, no shell, no package manager;
 # :nonroot runs as uid 65532.
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/dome /usr/local/bin/dome
+COPY --from=build /out/dome /out/dome-full /usr/local/bin/
 USER 65532:65532
 ENV DOME_SERVE_ADDR=0.0.0.0:8080
 EXPOSE 8080

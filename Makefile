@@ -11,12 +11,15 @@ TESTFLAGS ?=
 TESTJSON  ?=
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
-# The helper programs dome runs when their integration is used (they keep
-# the OpenAI and OpenTelemetry SDKs out of dome's start-up) are built beside
-# it; one set of -X flags serves all three (the linker ignores the others').
-HELPERS   := dome-openai dome-otel
-LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Version=$(VERSION) \
-             -X github.com/dome-registry/dome/cmd/dome/internal/app.Commit=$(COMMIT) \
+# bin/dome is dome's front: it runs dome --version, dome version and a
+# local dome registry cat itself and hands every other command to
+# bin/dome-full, the whole command set, built beside it. The helper programs
+# dome runs when their integration is used (they keep the OpenAI and
+# OpenTelemetry SDKs out of dome-full's start-up) are built beside both; one
+# set of -X flags serves all four (the linker ignores the others').
+HELPERS   := dome-full dome-openai dome-otel
+LDFLAGS   := -s -w -X github.com/dome-registry/dome/internal/buildinfo.Version=$(VERSION) \
+             -X github.com/dome-registry/dome/internal/buildinfo.Commit=$(COMMIT) \
              -X github.com/dome-registry/dome/internal/domeopenai.Version=$(VERSION) \
              -X github.com/dome-registry/dome/internal/domeotel.Version=$(VERSION)
 
@@ -25,7 +28,7 @@ LDFLAGS   := -s -w -X github.com/dome-registry/dome/cmd/dome/internal/app.Versio
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z-]*:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/dome and its helper programs bin/dome-openai and bin/dome-otel
+build: ## build bin/dome (the front), bin/dome-full (the whole command set) and the helper programs bin/dome-openai and bin/dome-otel
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dome
 	@for h in $(HELPERS); do echo "CGO_ENABLED=0 $(GO) build ... -o $(dir $(BIN))$$h ./cmd/$$h"; \
 	  CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(dir $(BIN))$$h ./cmd/$$h || exit 1; done

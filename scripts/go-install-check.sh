@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves that a user's `go install github.com/dome-registry/dome/cmd/dome@VERSION`
-# works, with the helper programs dome runs from beside itself (cmd/dome-openai,
-# cmd/dome-otel): the committed module (HEAD, or $1) served as VERSION by a local
+# works, with the programs dome runs from beside itself (cmd/dome-full, the
+# whole command set; cmd/dome-openai and cmd/dome-otel, the helpers): the committed module (HEAD, or $1) served as VERSION by a local
 # module proxy, installed with a clean GOPATH and module cache, GOFLAGS=-mod=mod,
 # no go.work and no checksum database; its dependencies come from this
 # machine's module cache (served as a second file:// proxy), then the
@@ -21,6 +21,7 @@ mkdir -p "$tmp/elsewhere"
   env GOPATH="$tmp/gopath" GOMODCACHE="$tmp/gopath/pkg/mod" GOFLAGS=-mod=mod GOWORK=off \
     GOSUMDB=off GOTOOLCHAIN=local GOPROXY="file://$tmp/proxy,file://$cache,$upstream" \
     go install "github.com/dome-registry/dome/cmd/dome@$version" \
+      "github.com/dome-registry/dome/cmd/dome-full@$version" \
       "github.com/dome-registry/dome/cmd/dome-openai@$version" \
       "github.com/dome-registry/dome/cmd/dome-otel@$version"
 )
@@ -30,7 +31,12 @@ if ! grep -q "\"version\": \"$version\"" <<<"$out"; then
   echo "go-install-check: the installed dome does not report $version" >&2
   exit 1
 fi
+# registry list is handed to the installed dome-full, registry cat is the
+# front's own.
 "$tmp/gopath/bin/dome" --repo . registry list >/dev/null
+"$tmp/gopath/bin/dome" --repo . registry cat petstore@HEAD tool.json >/dev/null
+"$tmp/gopath/bin/dome-full" version --json | grep -q "\"version\": \"$version\"" ||
+  { echo "go-install-check: the installed dome-full does not report $version" >&2; exit 1; }
 "$tmp/gopath/bin/dome-otel" --version | grep -q "dome-otel $version" ||
   { echo "go-install-check: the installed dome-otel does not report $version" >&2; exit 1; }
 # The installed dome-openai links the SDK version the example runtime pins.
@@ -40,4 +46,4 @@ if [ "$sdk" != "$pin" ]; then
   echo "go-install-check: the installed dome-openai links openai-go $sdk; registry/agents/runtimes/openai.runtime.json pins $pin" >&2
   exit 1
 fi
-echo "go-install-check: go install github.com/dome-registry/dome/cmd/{dome,dome-openai,dome-otel}@$version works (dome-openai links openai-go $sdk)"
+echo "go-install-check: go install github.com/dome-registry/dome/cmd/{dome,dome-full,dome-openai,dome-otel}@$version works (dome-openai links openai-go $sdk)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the release configuration with goreleaser itself: goreleaser check on
-# .goreleaser.yaml, then snapshot builds of dome and its helpers for this
+# .goreleaser.yaml, then snapshot builds of dome, dome-full and the helpers for this
 # platform, twice each, whose binaries must be byte-identical (-trimpath, no build id, commit-time file
 # times). goreleaser is built once from the Go module proxy into bin/tools.
 set -euo pipefail
@@ -15,7 +15,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" dist completions' EXIT
 # dome and its helper programs, each built twice.
-for id in dome dome-openai dome-otel; do
+for id in dome dome-full dome-openai dome-otel; do
   for i in 1 2; do
     "$tools/goreleaser" build --snapshot --clean --single-target --id "$id" --output "$tmp/$id-$i" >"$tmp/build-$id-$i.log" 2>&1 ||
       { cat "$tmp/build-$id-$i.log"; exit 1; }
@@ -26,6 +26,7 @@ for id in dome dome-openai dome-otel; do
   fi
 done
 "$tmp/dome-1" version
+"$tmp/dome-full-1" version
 "$tmp/dome-openai-1" --version
 "$tmp/dome-otel-1" --version
-echo "release-check: goreleaser check passed; two snapshot builds of dome, dome-openai and dome-otel are byte-identical ($(sha256sum "$tmp/dome-1" | cut -c1-16)...)"
+echo "release-check: goreleaser check passed; two snapshot builds of dome, dome-full, dome-openai and dome-otel are byte-identical ($(sha256sum "$tmp/dome-1" | cut -c1-16)...)"

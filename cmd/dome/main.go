@@ -1,11 +1,21 @@
 // Command dome turns a git repository into a trustworthy tool registry.
+//
+// This program is dome's front (internal/front): it answers dome --version,
+// dome version and dome registry cat itself and hands every other command
+// to dome-full, installed beside it, which holds the whole command set.
 package main
 
 import (
 	"context"
 	"os"
 
-	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/front"
 )
 
-func main() { os.Exit(app.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	wd, _ := os.Getwd()
+	os.Exit(front.Main(context.Background(), front.Env{
+		Args: os.Args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, WorkDir: wd,
+	}, front.HandOff))
+}

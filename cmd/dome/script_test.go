@@ -19,9 +19,10 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/app"
 	"github.com/dome-registry/dome/internal/domeopenai"
 	"github.com/dome-registry/dome/internal/domeotel"
+	"github.com/dome-registry/dome/internal/front"
 	"github.com/dome-registry/dome/internal/helpertest"
 	"github.com/dome-registry/dome/internal/pgtest"
 	"github.com/dome-registry/dome/pkg/artifact"
@@ -35,11 +36,28 @@ var update = flag.Bool("update", false, "rewrite the expected output in testdata
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"dome": func() { os.Exit(app.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		// dome is the front: the commands it runs itself it runs here, the
+		// others it hands to the full command set, in process (the story
+		// front_handoff.txtar hands them over for real, dome-front).
+		"dome": func() { os.Exit(front.Main(context.Background(), frontEnv(), fullInProcess)) },
+		"dome-full": func() {
+			os.Unsetenv(front.EnvHandedOff)
+			os.Exit(fullInProcess(os.Args))
+		},
+		"dome-front": func() { os.Exit(front.Main(context.Background(), frontEnv(), front.HandOff)) },
 		// dome's helper programs, beside dome on PATH as a release installs them
 		domeotel.Name:   func() { os.Exit(helpertest.OTel()) },
 		domeopenai.Name: func() { os.Exit(helpertest.OpenAI()) },
 	})
+}
+
+func frontEnv() front.Env {
+	wd, _ := os.Getwd()
+	return front.Env{Args: os.Args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, WorkDir: wd}
+}
+
+func fullInProcess(args []string) int {
+	return app.Main(context.Background(), args, os.Stdin, os.Stdout, os.Stderr)
 }
 
 // TestScripts runs every CLI story in testdata/script. Scripts build real git

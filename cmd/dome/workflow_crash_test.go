@@ -73,7 +73,7 @@ func TestWorkflow_KillNineThenResume(t *testing.T) {
 
 	work := t.TempDir()
 	bin := filepath.Join(work, "dome")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../dome-full").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	model := filepath.Join(work, "model.sh")

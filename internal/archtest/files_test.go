@@ -18,7 +18,7 @@ import (
 // that bypass them in the command layer.
 func TestCommandsReadAndWriteFilesOneWay(t *testing.T) {
 	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "cmd", "dome", "internal", "app")
+	dir := filepath.Join(filepath.Dir(here), "..", "app")
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")

@@ -174,7 +174,7 @@ func TestDockerfile_BuildStage(t *testing.T) {
 	if build == "" {
 		t.Fatal("no RUN go build in the Dockerfile")
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-tags urfave_cli_no_docs", "./cmd/dome"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-tags urfave_cli_no_docs", "-o /out/dome ./cmd/dome ", "-o /out/dome-full ./cmd/dome-full "} {
 		if !strings.Contains(build, want) {
 			t.Errorf("the build command lacks %q: %s", want, build)
 		}
@@ -194,15 +194,31 @@ func TestDockerfile_BuildStage(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", build, err, b)
 	}
-	f, err := elf.Open(filepath.Join(out, "dome"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Fatalf("the binary is dynamically linked (%v): it would not start on distroless static", p.Type)
+	for _, prog := range []string{"dome", "dome-full"} {
+		f, err := elf.Open(filepath.Join(out, prog))
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				t.Errorf("%s is dynamically linked (%v): it would not start on distroless static", prog, p.Type)
+			}
+		}
+		f.Close()
+	}
+	// The image holds both: dome hands its commands to dome-full beside it.
+	copied := false
+	for _, l := range dockerfile(t) {
+		if f := strings.Fields(l); f[0] == "COPY" && f[1] == "--from=build" && strings.Contains(l, "/out/dome ") && strings.Contains(l, "/out/dome-full ") && f[len(f)-1] == "/usr/local/bin/" {
+			copied = true
+		}
+	}
+	if !copied {
+		t.Error("the final stage does not copy both /out/dome and /out/dome-full into /usr/local/bin/")
+	}
+	// dome serve: the front hands it to dome-full.
+	if b, err := exec.Command(filepath.Join(out, "dome"), "serve", "--help").CombinedOutput(); err != nil || !strings.Contains(string(b), "--store") {
+		t.Errorf("dome serve --help through the front: %v\n%s", err, b)
 	}
 	v, err := exec.Command(filepath.Join(out, "dome"), "version", "--json").Output()
 	if err != nil || !strings.Contains(string(v), `"version": "v0.0.0-docker"`) || !strings.Contains(string(v), `"commit": "0123456789abcdef"`) {

@@ -47,9 +47,10 @@ func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	// dome and its helper programs, built alike and archived together
-	// (dome looks for the helpers beside itself).
-	versionVar := map[string]string{"dome": "cmd/dome/internal/app.Version", "dome-openai": "internal/domeopenai.Version", "dome-otel": "internal/domeotel.Version"}
+	// dome (the front), dome-full and the helper programs, built alike and
+	// archived together (dome looks for dome-full and the helpers beside
+	// itself).
+	versionVar := map[string]string{"dome": "internal/buildinfo.Version", "dome-full": "internal/buildinfo.Version", "dome-openai": "internal/domeopenai.Version", "dome-otel": "internal/domeotel.Version"}
 	var ids []string
 	for _, b := range cfg["builds"].([]any) {
 		build := b.(map[string]any)
@@ -79,15 +80,15 @@ func TestGoreleaser_MatchesItsSchema(t *testing.T) {
 				t.Errorf("build %s: ldflags %q lack %s", id, ld, want)
 			}
 		}
-		if id == "dome" && !strings.Contains(ld, "app.Commit={{ .FullCommit }}") {
-			t.Errorf("build dome: ldflags %q lack the commit", ld)
+		if (id == "dome" || id == "dome-full") && !strings.Contains(ld, "buildinfo.Commit={{ .FullCommit }}") {
+			t.Errorf("build %s: ldflags %q lack the commit", id, ld)
 		}
 	}
-	if got := strings.Join(ids, " "); got != "dome dome-openai dome-otel" {
-		t.Errorf("builds %q, want dome and its two helpers", got)
+	if got := strings.Join(ids, " "); got != "dome dome-full dome-openai dome-otel" {
+		t.Errorf("builds %q, want dome, dome-full and the two helpers", got)
 	}
 	archive := cfg["archives"].([]any)[0].(map[string]any)
-	if got := join(archive["ids"]); got != "dome dome-openai dome-otel" {
+	if got := join(archive["ids"]); got != "dome dome-full dome-openai dome-otel" {
 		t.Errorf("the archive holds the builds %q, want dome and its helpers", got)
 	}
 	if _, ok := cfg["checksum"]; !ok {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/app"
 )
 
 // TestReferenceIsCurrent fails when docs/reference/ or docs/man/ differ from

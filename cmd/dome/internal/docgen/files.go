@@ -14,7 +14,7 @@ import (
 // RegenerateHint is what to do when the checked-in pages are stale.
 const RegenerateHint = "the command reference is out of date with the CLI: run `make docs` " +
 	"(go run ./cmd/dome/internal/docgen) and commit docs/reference/ and docs/man/; " +
-	"edit the prose in cmd/dome/internal/app/help/*.md and the flags' Usage, never the generated pages"
+	"edit the prose in internal/app/help/*.md and the flags' Usage, never the generated pages"
 
 // Dirs are the folders docgen owns: every file in them is generated.
 var Dirs = []string{"docs/reference", "docs/man"}

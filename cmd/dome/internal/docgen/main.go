@@ -1,6 +1,6 @@
 // Command docgen writes dome's command reference, docs/reference/*.md and
 // the man pages docs/man/*.1, from the CLI definitions in
-// cmd/dome/internal/app: the commands' Usage, Description (their help/*.md
+// internal/app: the commands' Usage, Description (their help/*.md
 // files) and flags. One source for `dome CMD --help` and the docs, as gh and
 // cobra-based CLIs keep them. It is a separate program so that the man page
 // writer (go-md2man) is never linked into bin/dome.
@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dome-registry/dome/cmd/dome/internal/app"
+	"github.com/dome-registry/dome/internal/app"
 )
 
 func main() {

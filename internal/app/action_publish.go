@@ -36,7 +36,7 @@ func newActionPublishCommand(env *Env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			store, err := openActionStoreFor(c.Context, env, c.String("store"), globalString(c, flagRepo), true)
+			store, err := openActionStoreFor(c.Context, env, c.String("store"), repoTarget(c, env), true)
 			if err != nil {
 				return err
 			}

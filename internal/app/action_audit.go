@@ -27,7 +27,7 @@ func newActionAuditCommand(env *Env) *cli.Command {
 			if spec.Kind != "git" {
 				return &errkind.InputError{Source: "--store", Problem: "dome action audit walks git history; a PostgreSQL store has none", Hint: "audit a git store: --store git:PATH[#BRANCH]"}
 			}
-			store, err := openGitActionStore(c.Context, env, spec, globalString(c, flagRepo), false)
+			store, err := openGitActionStore(c.Context, env, spec, repoTarget(c, env), false)
 			if err != nil {
 				return err
 			}

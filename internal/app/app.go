@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -19,9 +20,9 @@ import (
 
 // Exit codes, documented in the README.
 const (
-	ExitOK    = 0 // success
-	ExitCheck = 1 // a check failed: drift, conflict, verification, or an internal error
-	ExitUsage = 2 // bad usage or bad input
+	ExitOK    = readcmd.ExitOK    // success
+	ExitCheck = readcmd.ExitCheck // a check failed: drift, conflict, verification, or an internal error
+	ExitUsage = readcmd.ExitUsage // bad usage or bad input
 )
 
 // Env is everything a command may take from the outside world. Tests build

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dome-registry/dome/internal/buildinfo"
 	"github.com/dome-registry/dome/pkg/helperexec"
 	"github.com/dome-registry/dome/pkg/stack"
 )
@@ -73,9 +74,9 @@ func TestExportOtelQuietly(t *testing.T) {
 // The install hint names the helper's command at this dome's version, and
 // latest for a development build.
 func TestInstallHint(t *testing.T) {
-	defer func(v string) { Version = v }(Version)
+	defer func(v string) { buildinfo.Version = v }(buildinfo.Version)
 	for v, want := range map[string]string{"v1.2.3": "@v1.2.3 ", "": "@latest ", "dev": "@latest ", "(devel)": "@latest ", "4fbc64a-dirty": "@latest "} {
-		Version = v
+		buildinfo.Version = v
 		if h := installHint(helperexec.OTel); !strings.Contains(h, "go install github.com/dome-registry/dome/cmd/dome-otel"+want) {
 			t.Errorf("version %q: %s", v, h)
 		}

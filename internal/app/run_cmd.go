@@ -128,7 +128,7 @@ func checkRunFolder(path string, q *runspec.Queue) error {
 // repoRoot is the worktree of --repo (or of the working directory), or ""
 // outside a repository.
 func repoRoot(env *Env, c *cli.Context) string {
-	target := globalString(c, flagRepo)
+	target := repoTarget(c, env)
 	if target != "" && gitstore.IsURL(target) {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dome-registry/dome/internal/buildinfo"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/ledger"
@@ -162,7 +163,7 @@ func stackPolicyFor(env *Env, c *cli.Context, repo *gitstore.Repo) (*stack.Polic
 	return pinned, nil
 }
 
-func producer(cmd string) string { return "dome/" + Version + " " + cmd }
+func producer(cmd string) string { return "dome/" + buildinfo.Version + " " + cmd }
 
 // loadedRun is a run read without its writer lock.
 type loadedRun struct {

@@ -17,7 +17,10 @@ const (
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: flagRepo, Usage: "registry repository: a path (worktree or bare) or a URL (file://, https://, ssh://, git://); default: the repo containing the working directory", EnvVars: []string{"DOME_REPO"}},
+		// Not EnvVars: urfave counts a flag its variable sets as given at
+		// every level of the command line, so $DOME_REPO would win over a
+		// --repo given before the command (repoTarget reads it last).
+		&cli.StringFlag{Name: flagRepo, Usage: "registry repository: a path (worktree or bare) or a URL (file://, https://, ssh://, git://); default: $DOME_REPO, else the repo containing the working directory"},
 		&cli.BoolFlag{Name: flagJSON, Usage: "machine-readable output on stdout"},
 		&cli.BoolFlag{Name: flagQuiet, Aliases: []string{"q"}, Usage: "print only errors"},
 	}
@@ -34,6 +37,17 @@ func globalString(c *cli.Context, name string) string {
 		}
 	}
 	return c.String(name) // default or environment
+}
+
+// repoTarget is --repo, given anywhere on the command line, else $DOME_REPO
+// ("": the repository containing the working directory).
+func repoTarget(c *cli.Context, env *Env) string {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(flagRepo) {
+			return ctx.String(flagRepo)
+		}
+	}
+	return env.Getenv("DOME_REPO")
 }
 
 // globalBool returns a global bool flag set at any level of the command line.

@@ -51,9 +51,9 @@ func TestHintsNameRealFlagsAndCommands(t *testing.T) {
 	subRE := regexp.MustCompile("dome ([a-z][a-z-]*) ([a-z][a-z-]*)")
 	// Flags of other programs that hints quote.
 	otherTool := regexp.MustCompile(`\b(git|gpg|tsc|npm|npx|diff|go|openssl|bwrap|prlimit)( [a-z-]+)? +(--?[A-Za-z-]+( [A-Za-z]+)? +)*$`)
-	root := filepath.Join("..", "..", "..", "..")
+	root := filepath.Join("..", "..")
 	checked := 0
-	for _, dir := range []string{"pkg", "cmd"} {
+	for _, dir := range []string{"pkg", "cmd", "internal/app", "internal/front", "internal/readcmd"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err

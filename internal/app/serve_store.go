@@ -14,7 +14,7 @@ import (
 // "postgres" for $DATABASE_URL), and returns it with a description safe to
 // log (no password).
 func openServeStore(ctx context.Context, env *Env, c *cli.Context, url string) (action.Store, string, error) {
-	s, err := openActionStore(ctx, env, url, globalString(c, flagRepo))
+	s, err := openActionStore(ctx, env, url, repoTarget(c, env))
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/buildinfo"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/helperexec"
 )
@@ -23,11 +24,7 @@ func findHelper(env *Env, name string) (string, error) {
 // installHint says how to install the helper name of this dome's version
 // (latest for a development build).
 func installHint(name string) string {
-	v := domeVersion()
-	if !strings.HasPrefix(v, "v") {
-		v = "latest"
-	}
-	return fmt.Sprintf("install it beside dome: go install %s/cmd/%s@%s (the release archive ships it next to dome)", domeModule, name, v)
+	return "install it beside dome: " + buildinfo.InstallCommand(name) + " (the release archive ships it next to dome)"
 }
 
 // runHelper runs the helper at path with args (its environment is dome's),

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/urfave/cli/v2"
 )
@@ -32,18 +33,5 @@ func newRegistryCatCommand(env *Env) *cli.Command {
 }
 
 func runRegistryCat(ctx context.Context, env *Env, reg *registry.Registry, opts registryCatOptions) error {
-	ref, err := registry.ParseRef("tool", opts.Tool)
-	if err != nil {
-		return err
-	}
-	t, err := reg.ResolveToolMeta(ctx, ref, registry.PinOptions{Source: "tool"})
-	if err != nil {
-		return err
-	}
-	data, _, err := reg.ReadFile(t, opts.Path)
-	if err != nil {
-		return err
-	}
-	_, err = env.Stdout.Write(data)
-	return err
+	return readcmd.RegistryCat(ctx, reg, opts.Tool, opts.Path, env.Stdout)
 }

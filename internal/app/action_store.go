@@ -160,7 +160,7 @@ func openGitActionStore(_ context.Context, env *Env, spec actionStoreSpec, repoF
 
 // actionStoreFromFlags opens the store of a command's --store and --repo.
 func actionStoreFromFlags(c *cli.Context, env *Env) (action.Store, error) {
-	return openActionStore(c.Context, env, c.String("store"), globalString(c, flagRepo))
+	return openActionStore(c.Context, env, c.String("store"), repoTarget(c, env))
 }
 
 // describeStore names a store in human output: "git refs/heads/actions at abc1234".

@@ -1,0 +1,181 @@
+// Package front is what bin/dome runs: it answers the commands that must
+// start fast (dome --version, dome version, and dome registry cat on a
+// local repository) itself and hands every other command line, unchanged,
+// to the full command set, bin/dome-full.
+//
+// Go initializes every package a program links before main runs, and the
+// full command set links go-git's transports, OpenPGP, kin-openapi, the
+// code generator, NATS and the rest: a few milliseconds and several hundred
+// page faults on every start, whichever command runs. The front links only
+// what its commands need (internal/readcmd, pkg/registry and dome's own
+// git object reader; internal/archtest holds it to that), so a cold read
+// starts about as fast as a Go hello world, and every other command pays
+// one exec more (as git runs git-remote-https).
+//
+// The front is conservative: it runs a command line itself only when it
+// knows the full command set would read it the same way: the flags it
+// accepts are the global ones (--repo, --json, --quiet) in their plain
+// spellings, each at most once, and the right number of arguments.
+// Anything else (help, completion, an unknown or misspelt flag, a URL
+// repository, a missing argument) goes to the full command set, which
+// reports usage errors as it always has. Both run the same code for these
+// commands (internal/readcmd), so they print the same bytes and exit with
+// the same code, which the tests check line by line.
+package front
+
+import (
+	"context"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/dome-registry/dome/internal/readcmd"
+	"github.com/dome-registry/dome/pkg/gitstore"
+)
+
+// FullProgram is the program that holds dome's whole command set.
+const FullProgram = "dome-full"
+
+// EnvHandedOff is set in the environment of the full command set when the
+// front hands a command line over; a front that finds it set was started
+// in the full command set's place (a misinstalled dome-full), and stops
+// instead of handing over to itself forever. dome-full unsets it first
+// thing, so the programs it runs see none.
+const EnvHandedOff = "DOME_FRONT_HANDOFF"
+
+// Env is what the front takes from the process.
+type Env struct {
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// WorkDir is the working directory ("" : it could not be read; the
+	// full command set reports that).
+	WorkDir string
+}
+
+// Full runs the full command set with args (args[0] is the program name)
+// and returns its exit code.
+type Full func(args []string) int
+
+// Main runs the command line of env and returns the exit code: itself for
+// the commands it knows, else through full.
+func Main(ctx context.Context, env Env, full Full) int {
+	cl, ok := parse(env.Args, env.Getenv)
+	if !ok || env.WorkDir == "" {
+		return full(env.Args)
+	}
+	switch cl.cmd {
+	case cmdVersionFlag:
+		if _, err := io.WriteString(env.Stdout, readcmd.VersionFlagLine()); err != nil {
+			return report(env, err)
+		}
+		return readcmd.ExitOK
+	case cmdVersion:
+		return report(env, readcmd.Version(env.Stdout, cl.json))
+	case cmdRegistryCat:
+		// dome is a short-lived command: the full command set trades
+		// memory for fewer collections the same way.
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(400)
+		}
+		repo, err := readcmd.OpenLocal(env.WorkDir, cl.repo)
+		if err != nil {
+			return report(env, err)
+		}
+		reg := readcmd.Registry(repo, env.Getenv, env.WorkDir, env.Stderr)
+		return report(env, readcmd.RegistryCat(ctx, reg, cl.args[0], cl.args[1], env.Stdout))
+	}
+	return full(env.Args)
+}
+
+func report(env Env, err error) int {
+	if err == nil {
+		return readcmd.ExitOK
+	}
+	readcmd.PrintError(env.Stderr, err, false)
+	return readcmd.ExitCode(err)
+}
+
+type command int
+
+const (
+	cmdNone        command = iota
+	cmdVersionFlag         // dome --version
+	cmdVersion             // dome version
+	cmdRegistryCat         // dome registry cat <tool@ref> <path>
+)
+
+// commandLine is a command line the front runs itself.
+type commandLine struct {
+	cmd  command
+	repo string   // --repo, else $DOME_REPO, else "" (the working directory's)
+	json bool     // --json
+	args []string // the command's arguments
+}
+
+// parse reads args the way the full command set does, for the command
+// lines the front runs; ok is false for every other one.
+func parse(args []string, getenv func(string) string) (cl commandLine, ok bool) {
+	if len(args) < 2 {
+		return cl, false
+	}
+	if len(args) == 2 {
+		switch args[1] {
+		case "--version", "-version", "-v", "--v":
+			return commandLine{cmd: cmdVersionFlag}, true
+		}
+	}
+	var path []string // the command's words, then its arguments
+	repos := 0
+	afterGroup := false // between "registry" and "cat": no flag belongs there
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "" || a[0] != '-' || a == "-" {
+			path = append(path, a)
+			afterGroup = len(path) == 1 && a == "registry"
+			continue
+		}
+		if afterGroup {
+			return cl, false
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		switch {
+		case name == "json" && !hasValue:
+			cl.json = true
+		case (name == "quiet" || name == "q") && !hasValue:
+		case name == "repo":
+			if !hasValue {
+				if i+1 == len(args) {
+					return cl, false
+				}
+				i++
+				value = args[i]
+			}
+			repos++
+			cl.repo = value
+		default:
+			return cl, false // help, "--", another flag, a bool flag with a value
+		}
+	}
+	if repos > 1 || (repos == 1 && cl.repo == "") || (repos == 1 && strings.HasPrefix(cl.repo, "-")) {
+		return cl, false
+	}
+	if repos == 0 {
+		cl.repo = getenv("DOME_REPO")
+	}
+	if cl.repo != "" && gitstore.IsURL(cl.repo) {
+		return cl, false // a remote: its transports live in the full command set
+	}
+	switch {
+	case len(path) == 1 && path[0] == "version":
+		cl.cmd = cmdVersion
+	case len(path) == 4 && path[0] == "registry" && path[1] == "cat":
+		cl.cmd, cl.args = cmdRegistryCat, path[2:]
+	default:
+		return cl, false
+	}
+	return cl, true
+}
