@@ -14,7 +14,11 @@
 // machine moves less) and wall time, then peak RSS from fewer runs. Ratios:
 // git / dome (above 1: dome is faster), and dome / the hello world (how far
 // above the floor). -other LABEL=PATH adds the rows of another dome binary (a
-// build from before a change, a go install build) to the same run.
+// build from before a change, dome-full alone) to the same run.
+//
+// bin/dome is the front: it runs these two commands itself and hands every
+// other one to bin/dome-full (-full, default: beside -dome). The last rows
+// measure that hand-over: dome --help (handed over) beside dome-full --help.
 package main
 
 import (
@@ -43,9 +47,13 @@ func main() {
 	var others benchrun.Binaries
 	flag.Var(&others, "other", "`LABEL=PATH` of another dome binary to measure in the same run (repeatable)")
 	runs := flag.Int("runs", 301, "measured runs of each command")
+	full := flag.String("full", "", "dome-full binary (default: dome-full beside -dome)")
 	flag.Parse()
 	if *dome == "" {
 		fail("set -dome or DOME_BIN")
+	}
+	if *full == "" {
+		*full = filepath.Join(filepath.Dir(*dome), "dome-full")
 	}
 	must(os.MkdirAll(*work, 0o755))
 	hello := buildHello(*work, *tags)
@@ -60,6 +68,7 @@ func main() {
 		quick("git show", "git", "show", gitPath),
 		quick("git cat-file blob", "git", "cat-file", "blob", blob),
 	}
+	jobs = append(jobs, quick("dome --help (handed over)", *dome, "--help"), quick("dome-full --help", *full, "--help"))
 	want := output("git", "show", gitPath)
 	for _, b := range bins {
 		if got := output(b.Path, "registry", "cat", tool+"@HEAD", path); !bytes.Equal(got, want) {
@@ -105,6 +114,10 @@ func main() {
 	c := res["git cat-file blob"]
 	fmt.Printf("git cat-file blob of the same blob: CPU %s, wall %s; hello world: wall %s, peak RSS %s\n",
 		benchrun.Ms(c.CPU()), benchrun.Ms(c.Wall()), benchrun.Ms(h.Wall()), benchrun.MB(rss["hello world"].RSS()))
+	ho, fh := res["dome --help (handed over)"], res["dome-full --help"]
+	fmt.Printf("hand-over to dome-full: dome --help CPU %s, wall %s; dome-full --help CPU %s, wall %s: +%.2f ms CPU, +%.2f ms wall\n",
+		benchrun.Ms(ho.CPU()), benchrun.Ms(ho.Wall()), benchrun.Ms(fh.CPU()), benchrun.Ms(fh.Wall()),
+		ms(ho.CPU().Median-fh.CPU().Median), ms(ho.Wall().Median-fh.Wall().Median))
 	d := res["dome --version"]
 	r := res["dome registry cat"]
 	g := res["git show"]
@@ -113,6 +126,9 @@ func main() {
 		r.CPU().Median/h.CPU().Median, met(r.CPU().Median <= 2*h.CPU().Median),
 		g.CPU().Median/r.CPU().Median, met(r.CPU().Median <= 1.5*g.CPU().Median))
 }
+
+// ms is a difference of two medians (seconds) in milliseconds.
+func ms(seconds float64) float64 { return seconds * 1000 }
 
 func quick(label string, argv ...string) benchrun.Job {
 	return benchrun.CommandWith(label, benchrun.Cmd{Argv: argv, NoMemory: true})

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Start-up benchmark: dome --version and a cold dome registry cat beside
 # git --version and git show, interleaved in one run, on this repository's
-# own history. A second row set measures the same source built as
-# `go install` builds it (GOWORK=off: upstream santhosh-tekuri/jsonschema);
-# more with -other LABEL=PATH.
+# own history. bin/dome is the front, which runs both itself; a second row
+# set measures bin/dome-full, the whole command set, running them (what
+# every dome start cost before the front), and a last row the hand-over of
+# every other command from dome to dome-full; more with -other LABEL=PATH.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mkdir -p bench/.work/startup
-GOWORK=off CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs -ldflags '-s -w' -o bench/.work/startup/dome-go-install ./cmd/dome
-go run ./bench/startup -dome "${DOME_BIN:-bin/dome}" -other "go install build=bench/.work/startup/dome-go-install" "$@"
+dome=${DOME_BIN:-bin/dome}
+go run ./bench/startup -dome "$dome" -other "dome-full=$(dirname "$dome")/dome-full" "$@"

@@ -32,10 +32,11 @@ import (
 
 	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/helperexec"
 )
 
 // FullProgram is the program that holds dome's whole command set.
-const FullProgram = "dome-full"
+const FullProgram = helperexec.Full
 
 // EnvHandedOff is set in the environment of the full command set when the
 // front hands a command line over; a front that finds it set was started

@@ -1,8 +1,9 @@
-// Package helperexec finds dome's helper programs: the integrations that
-// would make every dome command slower to start if dome linked them
-// (dome-openai, the OpenAI SDK; dome-otel, the OpenTelemetry SDK) are
-// separate programs, installed beside dome and run only when used, as git
-// runs git-remote-https. Find looks in $DOME_EXEC_PATH (a list of
+// Package helperexec finds dome's helper programs: what would make every
+// dome command slower to start if dome linked it is a separate program,
+// installed beside dome and run only when used, as git runs
+// git-remote-https: dome-full, the whole command set, which dome's front
+// runs for every command it does not answer itself; dome-openai, the
+// OpenAI SDK; dome-otel, the OpenTelemetry SDK. Find looks in $DOME_EXEC_PATH (a list of
 // directories, when set), then the directory of the running executable
 // (symlinks resolved: a dome linked into ~/bin still finds the helpers
 // unpacked beside it), then $PATH; a helper found nowhere is an

@@ -17,6 +17,9 @@ const EnvExecPath = "DOME_EXEC_PATH"
 
 // Names of the helper programs.
 const (
+	// Full is the whole command set, which dome's front (bin/dome) runs
+	// for every command it does not answer itself.
+	Full   = "dome-full"
 	OpenAI = "dome-openai"
 	OTel   = "dome-otel"
 )
