@@ -68,7 +68,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 docs: ## regenerate the command reference (docs/reference/, docs/man/) from the CLI definitions
 	$(GO) run ./cmd/dome/internal/docgen
 
-install-check: ## prove go install github.com/dome-registry/dome/cmd/{dome,dome-openai,dome-otel}@VERSION works (a local module proxy, a clean GOPATH)
+install-check: ## prove go install github.com/dome-registry/dome/cmd/{dome,dome-full,dome-openai,dome-otel}@VERSION works (a local module proxy, a clean GOPATH)
 	./scripts/go-install-check.sh
 
 release-check: ## goreleaser check, and two snapshot builds that must be byte-identical (builds goreleaser once)
