@@ -25,6 +25,12 @@ for id in dome dome-full dome-openai dome-otel; do
     exit 1
   fi
 done
+# The archives' other platform: every program must build for darwin
+# (goreleaser builds only this platform above).
+for id in dome dome-full dome-openai dome-otel; do
+  GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -tags urfave_cli_no_docs -o "$tmp/darwin-$id" "./cmd/$id" ||
+    { echo "release-check: cmd/$id does not build for darwin/arm64, which .goreleaser.yaml releases" >&2; exit 1; }
+done
 "$tmp/dome-1" version
 "$tmp/dome-full-1" version
 "$tmp/dome-openai-1" --version

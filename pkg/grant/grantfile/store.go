@@ -374,7 +374,7 @@ func (s *Store) commit(batch []*pending) {
 	if len(buf) > 0 {
 		_, werr := s.log.Write(buf)
 		if werr == nil {
-			werr = unix.Fdatasync(int(s.log.Fd()))
+			werr = datasync(s.log)
 		}
 		if werr != nil {
 			// What reached the disk is unknown: reread it next time.
