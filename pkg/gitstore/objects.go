@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Signature is an author, committer or tagger line.
@@ -102,13 +101,6 @@ func (r *Repo) rawOf(h Hash, want ObjectType) ([]byte, error) {
 	return data, nil
 }
 
-func memObject(t plumbing.ObjectType, data []byte) *plumbing.MemoryObject {
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(t)
-	mo.Write(data)
-	return mo
-}
-
 // HasObject reports whether the object h is in the store.
 func (r *Repo) HasObject(h Hash) bool {
 	if _, err := r.ObjectType(h); err == nil {
@@ -123,21 +115,18 @@ func (r *Repo) Commit(h Hash) (*Commit, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &object.Commit{}
-	if err := c.Decode(memObject(plumbing.CommitObject, data)); err != nil {
+	c, err := decodeCommit(data)
+	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
-	out := &Commit{
+	return &Commit{
 		Hash:      h,
-		Tree:      fromPlumbing(c.TreeHash),
-		Author:    Signature{c.Author.Name, c.Author.Email, c.Author.When},
-		Committer: Signature{c.Committer.Name, c.Committer.Email, c.Committer.When},
-		Message:   c.Message,
-	}
-	for _, p := range c.ParentHashes {
-		out.Parents = append(out.Parents, fromPlumbing(p))
-	}
-	return out, nil
+		Tree:      c.tree,
+		Parents:   c.parents,
+		Author:    c.author,
+		Committer: c.committer,
+		Message:   c.message,
+	}, nil
 }
 
 // CommitTree returns the root tree of commit h.
@@ -166,19 +155,39 @@ func (r *Repo) Tag(h Hash) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &object.Tag{}
-	if err := t.Decode(memObject(plumbing.TagObject, data)); err != nil {
+	t, err := decodeTag(data)
+	if err != nil {
 		return nil, fmt.Errorf("tag %s: %w", h, err)
 	}
+	return tagOf(h, t), nil
+}
+
+func tagOf(h Hash, t *tagObject) *Tag {
 	return &Tag{
 		Hash:         h,
-		Name:         t.Name,
-		Target:       fromPlumbing(t.Target),
-		TargetType:   fromPlumbingType(t.TargetType),
-		Tagger:       Signature{t.Tagger.Name, t.Tagger.Email, t.Tagger.When},
-		Message:      t.Message,
-		PGPSignature: t.PGPSignature,
-	}, nil
+		Name:         t.name,
+		Target:       t.target,
+		TargetType:   t.targetType,
+		Tagger:       t.tagger,
+		Message:      t.message,
+		PGPSignature: t.pgpSignature,
+	}
+}
+
+// TagSignedPayload reads the annotated tag object h and returns it with
+// the bytes its signature signs: the object without the signature block
+// (and without gpgsig header lines), as git verify-tag checks it. For a
+// tag without a signature that is its whole content.
+func (r *Repo) TagSignedPayload(h Hash) (*Tag, []byte, error) {
+	data, err := r.rawOf(h, TypeTag)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := decodeTag(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tag %s: %w", h, err)
+	}
+	return tagOf(h, t), tagSignedPayload(data), nil
 }
 
 // ReadTree returns the entries of tree h in git's order.

@@ -40,7 +40,8 @@ type odb struct {
 	lru      list.List
 	cacheLen int
 
-	zpool sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
+	zpool  sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
+	zwpool sync.Pool // of *zlib.Writer, for loose objects: a new one allocates ~800 KB
 
 	keepChains atomic.Bool // cache every object of a resolved delta chain
 }

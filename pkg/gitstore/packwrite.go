@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/klauspost/compress/zlib"
 )
 
@@ -173,19 +172,7 @@ func (w *PackWriter) WriteTree(entries []TreeEntry) (Hash, error) {
 
 // WriteCommit stores a commit, as Repo.WriteCommit does.
 func (w *PackWriter) WriteCommit(c CommitSpec) (Hash, error) {
-	obj := &plumbing.MemoryObject{}
-	if err := commitObject(c).Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return ZeroHash, err
-	}
-	body, err := io.ReadAll(rd)
-	if err != nil {
-		return ZeroHash, err
-	}
-	return w.Write(TypeCommit, body)
+	return w.Write(TypeCommit, encodeCommit(c))
 }
 
 // EncodeTree returns the body of the tree object with entries, sorted as

@@ -11,8 +11,6 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // OpenPGPKey is a private key that signs tags the way git does: an armored
@@ -70,13 +68,9 @@ var ErrUnsigned = errors.New("tag is not signed")
 // VerifyTagSignature checks the OpenPGP signature of annotated tag h against
 // an armored public keyring and returns the signing key's id.
 func (r *Repo) VerifyTagSignature(h Hash, armoredKeyring []byte) (string, error) {
-	data, err := r.rawOf(h, TypeTag)
+	t, payload, err := r.TagSignedPayload(h)
 	if err != nil {
 		return "", err
-	}
-	t := &object.Tag{}
-	if err := t.Decode(memObject(plumbing.TagObject, data)); err != nil {
-		return "", fmt.Errorf("tag %s: %w", h, err)
 	}
 	if t.PGPSignature == "" {
 		return "", ErrUnsigned
@@ -84,11 +78,21 @@ func (r *Repo) VerifyTagSignature(h Hash, armoredKeyring []byte) (string, error)
 	if _, err := armor.Decode(bytes.NewReader(armoredKeyring)); err != nil {
 		return "", fmt.Errorf("keyring is not an armored OpenPGP key: %w", err)
 	}
-	e, err := t.Verify(string(armoredKeyring))
+	e, err := checkTagSignature(armoredKeyring, payload, t.PGPSignature)
 	if err != nil {
 		return "", fmt.Errorf("tag %s: bad signature: %w", t.Name, err)
 	}
 	return strings.ToUpper(fmt.Sprintf("%016x", e.PrimaryKey.KeyId)), nil
+}
+
+// checkTagSignature checks an armored detached signature of payload
+// against an armored keyring, as go-git's Tag.Verify did.
+func checkTagSignature(armoredKeyring, payload []byte, signature string) (*openpgp.Entity, error) {
+	keyring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armoredKeyring))
+	if err != nil {
+		return nil, err
+	}
+	return openpgp.CheckArmoredDetachedSignature(keyring, bytes.NewReader(payload), strings.NewReader(signature), nil)
 }
 
 // PushRef pushes one ref (and nothing else) to remote, which is a remote
