@@ -55,19 +55,6 @@ func (r *Repo) RemoteURL() string { return r.remoteURL }
 // and its linked worktrees.
 func (r *Repo) CommonDir() string { return r.commonDir }
 
-// OriginURL returns the first URL of the remote "origin" in the
-// repository's own config, or "".
-func (r *Repo) OriginURL() string {
-	cfg, err := r.repo.Config()
-	if err != nil {
-		return ""
-	}
-	if rc, ok := cfg.Remotes["origin"]; ok && len(rc.URLs) > 0 {
-		return rc.URLs[0]
-	}
-	return ""
-}
-
 // IsBare reports whether the repository has no worktree.
 func (r *Repo) IsBare() bool { return r.workTree == "" }
 

@@ -122,13 +122,3 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string) error {
 	}
 	return nil
 }
-
-// Identity returns the user.name and user.email of the repository's
-// configuration (local, then global), or empty strings.
-func (r *Repo) Identity() (name, email string) {
-	cfg, err := r.repo.ConfigScoped(config.GlobalScope)
-	if err != nil {
-		return "", ""
-	}
-	return cfg.User.Name, cfg.User.Email
-}
