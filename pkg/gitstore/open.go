@@ -32,6 +32,7 @@ type Repo struct {
 	fetched   bool
 
 	odb       *odb
+	packed    packedRefs
 	treeMu    sync.Mutex
 	treeCache map[Hash][]TreeEntry
 }
