@@ -14,7 +14,7 @@ const module = "github.com/dome-registry/dome"
 
 // foundations may import only other foundations (and third-party code).
 var foundations = map[string]bool{
-	"pkg/errkind": true, "pkg/gitstore": true, "pkg/gitpath": true, "pkg/canonical": true,
+	"pkg/errkind": true, "pkg/gitstore": true, "pkg/gitstore/gitsign": true, "pkg/gitpath": true, "pkg/canonical": true,
 	"pkg/signing": true, "pkg/artifact": true, "pkg/ledger": true,
 	"pkg/readlimit": true, "pkg/outfile": true, "pkg/knowntags": true,
 }

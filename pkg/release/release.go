@@ -9,6 +9,7 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitsign"
 	"github.com/dome-registry/dome/pkg/registry"
 )
 
@@ -18,7 +19,7 @@ type Options struct {
 	Version       string // vX.Y.Z
 	Ref           string // the commit to release (default HEAD)
 	AllowBreaking string // a reason; empty means breaking changes need a major bump
-	Key           *gitstore.OpenPGPKey
+	Key           *gitsign.OpenPGPKey
 	Tagger        gitstore.Signature
 	Push          string // a remote name or URL; empty: do not push
 	// Reproduce, when set, proves that generation reproduces for the tool at

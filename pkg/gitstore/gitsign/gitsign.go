@@ -1,16 +1,15 @@
-package gitstore
+package gitsign
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
+
+	"github.com/dome-registry/dome/pkg/gitstore"
 )
 
 // OpenPGPKey is a private key that signs tags the way git does: an armored
@@ -20,8 +19,10 @@ type OpenPGPKey struct {
 }
 
 // KeyID returns the signing key's id in upper-case hex.
-func (k *OpenPGPKey) KeyID() string {
-	return strings.ToUpper(fmt.Sprintf("%016x", k.entity.PrimaryKey.KeyId))
+func (k *OpenPGPKey) KeyID() string { return keyID(k.entity) }
+
+func keyID(e *openpgp.Entity) string {
+	return strings.ToUpper(fmt.Sprintf("%016x", e.PrimaryKey.KeyId))
 }
 
 // ReadOpenPGPKey reads an armored OpenPGP private key (the first entity of
@@ -53,7 +54,8 @@ func ReadOpenPGPKey(armored, passphrase []byte) (*OpenPGPKey, error) {
 	return &OpenPGPKey{entity: e}, nil
 }
 
-// Sign returns the armored detached signature of payload (a TagSpec.Signer).
+// Sign returns the armored detached signature of payload (a
+// gitstore.TagSpec.Signer).
 func (k *OpenPGPKey) Sign(payload []byte) (string, error) {
 	var b bytes.Buffer
 	if err := openpgp.ArmoredDetachSign(&b, k.entity, bytes.NewReader(payload), nil); err != nil {
@@ -65,9 +67,11 @@ func (k *OpenPGPKey) Sign(payload []byte) (string, error) {
 // ErrUnsigned is a tag without an OpenPGP signature.
 var ErrUnsigned = errors.New("tag is not signed")
 
-// VerifyTagSignature checks the OpenPGP signature of annotated tag h against
-// an armored public keyring and returns the signing key's id.
-func (r *Repo) VerifyTagSignature(h Hash, armoredKeyring []byte) (string, error) {
+// VerifyTagSignature checks the OpenPGP signature of the annotated tag h
+// of r against an armored public keyring and returns the signing key's id.
+// The signature must sign the tag as git verify-tag checks it
+// (gitstore.Repo.TagSignedPayload).
+func VerifyTagSignature(r *gitstore.Repo, h gitstore.Hash, armoredKeyring []byte) (string, error) {
 	t, payload, err := r.TagSignedPayload(h)
 	if err != nil {
 		return "", err
@@ -78,47 +82,12 @@ func (r *Repo) VerifyTagSignature(h Hash, armoredKeyring []byte) (string, error)
 	if _, err := armor.Decode(bytes.NewReader(armoredKeyring)); err != nil {
 		return "", fmt.Errorf("keyring is not an armored OpenPGP key: %w", err)
 	}
-	e, err := checkTagSignature(armoredKeyring, payload, t.PGPSignature)
-	if err != nil {
-		return "", fmt.Errorf("tag %s: bad signature: %w", t.Name, err)
-	}
-	return strings.ToUpper(fmt.Sprintf("%016x", e.PrimaryKey.KeyId)), nil
-}
-
-// checkTagSignature checks an armored detached signature of payload
-// against an armored keyring, as go-git's Tag.Verify did.
-func checkTagSignature(armoredKeyring, payload []byte, signature string) (*openpgp.Entity, error) {
 	keyring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armoredKeyring))
-	if err != nil {
-		return nil, err
-	}
-	return openpgp.CheckArmoredDetachedSignature(keyring, bytes.NewReader(payload), strings.NewReader(signature), nil)
-}
-
-// PushRef pushes one ref (and nothing else) to remote, which is a remote
-// name from the repository's config or a URL. It never forces: a ref that
-// exists on the remote with another value is an error.
-func (r *Repo) PushRef(ctx context.Context, remote, ref string) error {
-	installFileTransport()
-	spec := config.RefSpec(ref + ":" + ref)
-	if err := spec.Validate(); err != nil {
-		return fmt.Errorf("push %s: %w", ref, err)
-	}
-	var rem *git.Remote
-	if IsURL(remote) {
-		rem = git.NewRemote(r.storage, &config.RemoteConfig{Name: "dome-push", URLs: []string{remote}})
-	} else {
-		var err error
-		if rem, err = r.repo.Remote(remote); err != nil {
-			return fmt.Errorf("push %s: remote %q: %w", ref, remote, err)
+	if err == nil {
+		var e *openpgp.Entity
+		if e, err = openpgp.CheckArmoredDetachedSignature(keyring, bytes.NewReader(payload), strings.NewReader(t.PGPSignature), nil); err == nil {
+			return keyID(e), nil
 		}
 	}
-	err := rem.PushContext(ctx, &git.PushOptions{RemoteName: rem.Config().Name, RefSpecs: []config.RefSpec{spec}})
-	if errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("push %s to %s: %w", ref, remote, err)
-	}
-	return nil
+	return "", fmt.Errorf("tag %s: bad signature: %w", t.Name, err)
 }
