@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Signature is an author, committer or tagger line.
@@ -41,19 +38,13 @@ type TreeEntry struct {
 func (r *Repo) ObjectType(h Hash) (ObjectType, error) {
 	t, err := r.odb.readType(h)
 	if errors.Is(err, errNoObject) {
+		// A pack added since the packs were listed (a fetch, git gc).
 		if err = r.odb.rescan(); err == nil {
 			t, err = r.odb.readType(h)
 		}
 	}
 	if errors.Is(err, errNoObject) {
-		obj, gerr := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
-		if gerr != nil {
-			if errors.Is(gerr, plumbing.ErrObjectNotFound) {
-				return "", fmt.Errorf("object %s: %w", h, ErrNotFound)
-			}
-			return "", fmt.Errorf("object %s: %w", h, gerr)
-		}
-		return fromPlumbingType(obj.Type()), nil
+		return "", fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
 	if err != nil {
 		return "", fmt.Errorf("object %s: %w", h, err)
@@ -61,8 +52,7 @@ func (r *Repo) ObjectType(h Hash) (ObjectType, error) {
 	return t, nil
 }
 
-// raw returns the type and content of object h, from dome's reader or,
-// for objects it cannot see (alternates), from go-git.
+// raw returns the type and content of object h.
 func (r *Repo) raw(h Hash) (ObjectType, []byte, error) {
 	t, data, err := r.odb.read(h)
 	if errors.Is(err, errNoObject) {
@@ -71,20 +61,7 @@ func (r *Repo) raw(h Hash) (ObjectType, []byte, error) {
 		}
 	}
 	if errors.Is(err, errNoObject) {
-		obj, gerr := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
-		if gerr != nil {
-			if errors.Is(gerr, plumbing.ErrObjectNotFound) {
-				return "", nil, ErrNotFound
-			}
-			return "", nil, gerr
-		}
-		rd, gerr := obj.Reader()
-		if gerr != nil {
-			return "", nil, gerr
-		}
-		defer rd.Close()
-		data, gerr = io.ReadAll(rd)
-		return fromPlumbingType(obj.Type()), data, gerr
+		return "", nil, ErrNotFound
 	}
 	return t, data, err
 }

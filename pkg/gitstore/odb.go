@@ -18,20 +18,22 @@ import (
 	"syscall"
 
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
-// odb is dome's read path into the object database: loose objects and
-// memory-mapped packfiles with their v2 .idx files, with delta resolution and
-// a small cache of delta bases. go-git decodes every .idx completely (and
-// checksums it) when a repository is opened, which costs milliseconds per
-// process on a registry with tens of thousands of objects; git itself
-// binary-searches the mapped index, and so does this reader. Writes, refs and
-// transports stay with go-git; objects this reader cannot find (alternates,
-// for example) fall back to go-git's storage.
+// odb is dome's object database: loose objects and memory-mapped
+// packfiles with their v2 .idx files, with delta resolution and a small
+// cache of delta bases, in the repository's objects/ folder and its
+// alternates (objects/info/alternates). go-git decoded every .idx completely
+// (and checksummed it) when a repository was opened, which costs
+// milliseconds per process on a registry with tens of thousands of objects;
+// git itself binary-searches the mapped index, and so does this reader.
 type odb struct {
-	dir string // the objects/ directory
+	dir string // the repository's objects/ folder, where new objects go
 
-	mu      sync.Mutex // guards packs and scanned
+	mu      sync.Mutex // guards dirs, packs and scanned
+	dirs    []string   // dir and its alternates, in search order
 	packs   []*pack
 	scanned bool
 
@@ -133,32 +135,141 @@ func (o *odb) scan() error {
 		return nil
 	}
 	o.scanned = true
-	entries, err := os.ReadDir(filepath.Join(o.dir, "pack"))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
-		return err
-	}
+	o.dirs = append([]string{o.dir}, alternates(o.dir)...)
 	have := map[string]bool{}
 	for _, p := range o.packs {
 		have[p.name] = true
 	}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".idx")
-		if !ok || have[name] {
-			continue
-		}
-		p, err := openPack(filepath.Join(o.dir, "pack", name))
+	for _, dir := range o.dirs {
+		entries, err := os.ReadDir(filepath.Join(dir, "pack"))
 		if err != nil {
 			if os.IsNotExist(err) {
-				continue // a pack being written or removed by git gc
+				continue
 			}
 			return err
 		}
-		o.packs = append(o.packs, p)
+		for _, e := range entries {
+			// A pack's name is its checksum: one in two folders is one pack.
+			name, ok := strings.CutSuffix(e.Name(), ".idx")
+			if !ok || have[name] {
+				continue
+			}
+			p, err := openPack(filepath.Join(dir, "pack", name))
+			if err != nil {
+				if os.IsNotExist(err) {
+					continue // a pack being written or removed by git gc
+				}
+				return err
+			}
+			have[name] = true
+			o.packs = append(o.packs, p)
+		}
 	}
 	return nil
+}
+
+// maxAlternateDepth is how deep git follows alternates of alternates
+// (object-file.c link_alt_odb_entries).
+const maxAlternateDepth = 5
+
+// alternatesLimit bounds an objects/info/alternates file.
+const alternatesLimit = 1 << 20
+
+// alternates lists the object folders objectsDir borrows from, as git
+// reads objects/info/alternates: one folder a line, relative to the
+// objects folder whose file names it unless absolute, C-quoted when it
+// starts with a double quote; empty lines and "#" comments skipped; each
+// folder's own alternates followed right after it, to a depth of five;
+// folders that do not exist, and ones already listed (loops included), left
+// out.
+func alternates(objectsDir string) []string {
+	var out []string
+	seen := map[string]bool{filepath.Clean(objectsDir): true}
+	var read func(dir string, depth int)
+	read = func(dir string, depth int) {
+		if depth > maxAlternateDepth {
+			return
+		}
+		data, err := readlimit.ReadFile(filepath.Join(dir, "info", "alternates"), alternatesLimit)
+		if err != nil {
+			return // none (or unreadable, which git reports and ignores too)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			if line[0] == '"' {
+				unquoted, ok := unquoteC(line)
+				if !ok {
+					continue
+				}
+				line = unquoted
+			}
+			alt := line
+			if !filepath.IsAbs(alt) {
+				alt = filepath.Join(dir, alt)
+			}
+			alt = filepath.Clean(alt)
+			if seen[alt] {
+				continue
+			}
+			if fi, err := os.Stat(alt); err != nil || !fi.IsDir() {
+				continue
+			}
+			seen[alt] = true
+			out = append(out, alt)
+			read(alt, depth+1)
+		}
+	}
+	read(objectsDir, 0)
+	return out
+}
+
+// unquoteC reads a C-style quoted string as git writes paths (quote.c
+// unquote_c_style): \" \\ \a \b \f \n \r \t \v and three octal digits.
+func unquoteC(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", false
+	}
+	var b []byte
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return string(b), i == len(s)-1
+		case c != '\\':
+			b = append(b, c)
+			continue
+		}
+		if i++; i >= len(s) {
+			return "", false
+		}
+		switch c = s[i]; c {
+		case '"', '\\':
+		case 'a':
+			c = '\a'
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'v':
+			c = '\v'
+		default:
+			if i+2 >= len(s) || c < '0' || c > '3' || s[i+1] < '0' || s[i+1] > '7' || s[i+2] < '0' || s[i+2] > '7' {
+				return "", false
+			}
+			c = (c-'0')<<6 | (s[i+1]-'0')<<3 | (s[i+2] - '0')
+			i += 2
+		}
+		b = append(b, c)
+	}
+	return "", false
 }
 
 // rescan looks for packs added since the last scan (after a fetch or a git gc).
@@ -494,6 +605,15 @@ func (o *odb) cached(p *pack, off int64) (ObjectType, []byte, bool) {
 	return "", nil, false
 }
 
+// dropCache empties the cache of resolved objects.
+func (o *odb) dropCache() {
+	o.cacheMu.Lock()
+	defer o.cacheMu.Unlock()
+	o.cache = map[cacheKey]*list.Element{}
+	o.lru.Init()
+	o.cacheLen = 0
+}
+
 // remember keeps a resolved object, evicting the least recently used ones
 // beyond the budget. Callers must not modify cached slices.
 func (o *odb) remember(k cacheKey, t ObjectType, data []byte) {
@@ -602,15 +722,44 @@ func applyDelta(dst, base, delta []byte) ([]byte, error) {
 	return out, nil
 }
 
-// readLoose reads objects/ab/cdef...: zlib("<type> <size>\x00<data>").
+// objectDirs returns the objects folder and its alternates.
+func (o *odb) objectDirs() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.scan(); err != nil || len(o.dirs) == 0 {
+		return []string{o.dir}
+	}
+	return o.dirs
+}
+
+// hasLoose reports whether h is a loose object here or in an alternate.
+func (o *odb) hasLoose(h Hash) bool {
+	s := h.String()
+	for _, dir := range o.objectDirs() {
+		if _, err := os.Lstat(filepath.Join(dir, s[:2], s[2:])); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// readLoose reads objects/ab/cdef...: zlib("<type> <size>\x00<data>"),
+// from the first objects folder (the repository's, then its alternates)
+// that has it.
 func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 	s := h.String()
-	f, err := os.Open(filepath.Join(o.dir, s[:2], s[2:]))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return "", nil, errNoObject
+	var f *os.File
+	for _, dir := range o.objectDirs() {
+		var err error
+		if f, err = os.Open(filepath.Join(dir, s[:2], s[2:])); err == nil {
+			break
 		}
-		return "", nil, err
+		if !os.IsNotExist(err) {
+			return "", nil, err
+		}
+	}
+	if f == nil {
+		return "", nil, errNoObject
 	}
 	defer f.Close()
 	in, zr, err := o.getInflater(nil, f)
@@ -686,14 +835,16 @@ func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
 			dirs = append(dirs, hexPrefix+strconv.FormatInt(int64(c), 16))
 		}
 	}
-	for _, d := range dirs {
-		es, err := os.ReadDir(filepath.Join(o.dir, d))
-		if err != nil {
-			continue
-		}
-		for _, e := range es {
-			if h, ok := ParseHash(d + e.Name()); ok {
-				add(h)
+	for _, objects := range o.objectDirs() {
+		for _, d := range dirs {
+			es, err := os.ReadDir(filepath.Join(objects, d))
+			if err != nil {
+				continue
+			}
+			for _, e := range es {
+				if h, ok := ParseHash(d + e.Name()); ok {
+					add(h)
+				}
 			}
 		}
 	}

@@ -219,15 +219,13 @@ func objectHash(t ObjectType, data []byte) Hash {
 	return out
 }
 
-// hasObjectFast reports whether h is in a pack or a loose object, without
-// reading it.
+// hasObjectFast reports whether h is in a pack or a loose object (here or
+// in an alternate), without reading it.
 func (r *Repo) hasObjectFast(h Hash) bool {
 	if _, _, ok := r.odb.locate(h); ok {
 		return true
 	}
-	s := h.String()
-	_, err := os.Lstat(filepath.Join(r.odb.dir, s[:2], s[2:]))
-	return err == nil
+	return r.odb.hasLoose(h)
 }
 
 // packEntry is where an object went in the pack.
@@ -268,7 +266,6 @@ func (w *PackWriter) Flush() error {
 	if err := w.r.odb.rescan(); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	w.r.storage.ObjectStorage.Reindex() // go-git's own reads see the pack too
 	w.objs, w.byHash, w.size = nil, map[Hash]int{}, 0
 	w.recent, w.recentFIFO, w.recentSize = nil, nil, 0
 	return nil
