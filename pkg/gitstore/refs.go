@@ -31,7 +31,7 @@ func (r *Repo) Head() (string, Hash, error) {
 	if target == "" {
 		return "", h, nil
 	}
-	h, err = r.resolveRef(target)
+	h, err = r.resolveRef(target, maxSymrefDepth-1) // HEAD was the first read
 	if errors.Is(err, ErrNotFound) {
 		return target, ZeroHash, ErrEmptyRepo
 	}
@@ -44,7 +44,7 @@ func (r *Repo) Head() (string, Hash, error) {
 // Ref returns the object a fully qualified ref (refs/... or HEAD) points
 // at, following symbolic refs; ErrNotFound when it does not exist.
 func (r *Repo) Ref(name string) (Hash, error) {
-	h, err := r.resolveRef(name)
+	h, err := r.resolveRef(name, maxSymrefDepth)
 	if err != nil {
 		return ZeroHash, fmt.Errorf("ref %s: %w", name, err)
 	}
@@ -55,9 +55,10 @@ func (r *Repo) Ref(name string) (Hash, error) {
 // SYMREF_MAXDEPTH): HEAD -> a -> b -> c -> d is the longest chain.
 const maxSymrefDepth = 5
 
-// resolveRef follows name through symbolic refs to an object id.
-func (r *Repo) resolveRef(name string) (Hash, error) {
-	for i := 0; i < maxSymrefDepth; i++ {
+// resolveRef follows name through symbolic refs to an object id, reading
+// at most reads refs.
+func (r *Repo) resolveRef(name string, reads int) (Hash, error) {
+	for i := 0; i < reads; i++ {
 		h, target, err := r.readRef(name)
 		if err != nil {
 			return ZeroHash, err

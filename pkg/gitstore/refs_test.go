@@ -3,6 +3,7 @@ package gitstore_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,6 +160,21 @@ func TestHead(t *testing.T) {
 	if name, h, err := r.Head(); name != "" || h.String() != c1 || err != nil {
 		t.Errorf("detached Head = %q %s %v", name, h, err)
 	}
+	// HEAD counts in the five reads git makes to resolve a ref.
+	g.Git("symbolic-ref", "refs/heads/s3", "refs/heads/sym2")
+	g.Git("symbolic-ref", "refs/heads/s4", "refs/heads/s3")
+	for target, ok := range map[string]bool{"refs/heads/s3": true, "refs/heads/s4": false} {
+		g.Git("symbolic-ref", "HEAD", target)
+		cmd := exec.Command("git", "rev-parse", "--verify", "-q", "HEAD")
+		cmd.Dir, cmd.Env = g.Dir, gittest.Env()
+		if gitOK := cmd.Run() == nil; gitOK != ok {
+			t.Fatalf("git rev-parse HEAD -> %s: %v, the test expects %v", target, gitOK, ok)
+		}
+		if _, h, err := r.Head(); (err == nil) != ok {
+			t.Errorf("Head -> %s = %s, %v; git resolves it: %v", target, h, err, ok)
+		}
+	}
+	g.Git("symbolic-ref", "HEAD", "refs/heads/main")
 	g.Git("checkout", "-q", "--orphan", "unborn")
 	if name, _, err := r.Head(); name != "refs/heads/unborn" || !errors.Is(err, gitstore.ErrEmptyRepo) {
 		t.Errorf("unborn Head = %q %v", name, err)
