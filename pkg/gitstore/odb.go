@@ -43,7 +43,7 @@ type odb struct {
 	cacheLen int
 
 	zpool  sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
-	zwpool sync.Pool // of *zlib.Writer, for loose objects: a new one allocates ~800 KB
+	zwpool sync.Pool // of *zlib.Writer, for loose objects: a new one allocates ~1 MB
 
 	keepChains atomic.Bool // cache every object of a resolved delta chain
 }

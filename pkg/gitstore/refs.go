@@ -181,8 +181,6 @@ type packedRefList struct {
 	names []string // sorted
 }
 
-var noPackedRefs = &packedRefList{refs: map[string]Hash{}}
-
 func (p *packedRefs) load(path string) (*packedRefList, error) {
 	fi, err := os.Stat(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -193,7 +191,7 @@ func (p *packedRefs) load(path string) (*packedRefList, error) {
 	if p.loaded && sameFile(p.stat, fi) {
 		return p.cur, nil
 	}
-	list := noPackedRefs
+	list := &packedRefList{refs: map[string]Hash{}}
 	if fi != nil {
 		data, err := readlimit.ReadFile(path, packedRefsLimit)
 		if errors.Is(err, fs.ErrNotExist) {
