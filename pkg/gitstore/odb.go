@@ -149,7 +149,7 @@ func (o *odb) scan() error {
 			return err
 		}
 		for _, e := range entries {
-			// A pack's name is its checksum: one in two folders is one pack.
+			// A pack is named by its checksum: the same name in two folders is the same pack.
 			name, ok := strings.CutSuffix(e.Name(), ".idx")
 			if !ok || have[name] {
 				continue

@@ -114,13 +114,14 @@ func TestAlternates(t *testing.T) {
 	if hs, err := r.HashesWithPrefix(loose[:8]); err != nil || len(hs) != 1 {
 		t.Fatalf("HashesWithPrefix through alternates = %v, %v", hs, err)
 	}
-	// Relative paths, comments, empty lines, missing folders and a loop.
+	// Relative and quoted paths, comments, empty lines, missing folders
+	// and a loop.
 	info := filepath.Join(nested, ".git", "objects", "info")
 	rel, err := filepath.Rel(filepath.Join(nested, ".git", "objects"), filepath.Join(shared, ".git", "objects"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(info, "alternates"), []byte("# borrowed\n\n/does/not/exist\n"+rel+"\n"), 0o644)
+	os.WriteFile(filepath.Join(info, "alternates"), []byte("# borrowed\n\n/does/not/exist\n\""+rel+"\"\n"), 0o644)
 	os.WriteFile(filepath.Join(shared, ".git", "objects", "info", "alternates"),
 		[]byte(filepath.Join(base.Dir, ".git", "objects")+"\n"+filepath.Join(nested, ".git", "objects")+"\n"), 0o644)
 	r, err = gitstore.Open(nested)
