@@ -391,14 +391,8 @@ func unhex(c byte) byte {
 // objects of one pack in pack order, so that a delta base is read (and
 // cached) before the objects built on it. Missing or loose objects sort last.
 func (r *Repo) ReadOrder(h Hash) uint64 {
-	packs, err := r.odb.snapshot()
-	if err != nil {
-		return ^uint64(0)
-	}
-	for i, p := range packs {
-		if off, ok := p.find(h); ok {
-			return uint64(i)<<48 | uint64(off)
-		}
+	if i, off, ok := r.odb.order(h); ok {
+		return uint64(i)<<48 | uint64(off)
 	}
 	return ^uint64(0)
 }

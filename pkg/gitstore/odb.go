@@ -32,6 +32,10 @@ import (
 type odb struct {
 	dir string // the repository's objects/ folder, where new objects go
 
+	// mapMu is held for reading while the mapped memory of packs is in
+	// use, and for writing by close, which unmaps it.
+	mapMu sync.RWMutex
+
 	mu      sync.Mutex // guards dirs, packs and scanned
 	dirs    []string   // dir and its alternates, in search order
 	packs   []*pack
@@ -448,7 +452,7 @@ func (o *odb) snapshot() ([]*pack, error) {
 	return o.packs, nil
 }
 
-// locate finds h in a pack.
+// locate finds h in a pack; the caller holds mapMu for reading.
 func (o *odb) locate(h Hash) (*pack, int64, bool) {
 	packs, err := o.snapshot()
 	if err != nil {
@@ -464,6 +468,8 @@ func (o *odb) locate(h Hash) (*pack, int64, bool) {
 
 // read returns the type and content of h.
 func (o *odb) read(h Hash) (ObjectType, []byte, error) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
 	if _, err := o.snapshot(); err != nil {
 		return "", nil, err
 	}
@@ -473,8 +479,55 @@ func (o *odb) read(h Hash) (ObjectType, []byte, error) {
 	return o.readLoose(h)
 }
 
+// hasPacked reports whether h is in a pack.
+func (o *odb) hasPacked(h Hash) bool {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
+	_, _, ok := o.locate(h)
+	return ok
+}
+
+// order returns the index of the pack holding h and its offset there.
+func (o *odb) order(h Hash) (int, int64, bool) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
+	packs, err := o.snapshot()
+	if err != nil {
+		return 0, 0, false
+	}
+	for i, p := range packs {
+		if off, ok := p.find(h); ok {
+			return i, off, true
+		}
+	}
+	return 0, 0, false
+}
+
+// close unmaps the packs and forgets them (and the objects cached from
+// them); a later read maps them again.
+func (o *odb) close() error {
+	o.mapMu.Lock()
+	defer o.mapMu.Unlock()
+	o.mu.Lock()
+	packs := o.packs
+	o.packs, o.dirs, o.scanned = nil, nil, false
+	o.mu.Unlock()
+	o.dropCache() // its keys name the packs
+	var first error
+	for _, p := range packs {
+		for _, m := range [][]byte{p.idx, p.data} {
+			if err := syscall.Munmap(m); err != nil && first == nil {
+				first = fmt.Errorf("unmap pack %s: %w", p.name, err)
+			}
+		}
+	}
+	return first
+}
+
 // readType returns the type of h without inflating delta chains.
 func (o *odb) readType(h Hash) (ObjectType, error) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
 	if _, err := o.snapshot(); err != nil {
 		return "", err
 	}
@@ -797,6 +850,8 @@ func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 // prefixed returns the ids in packs and loose objects that start with the
 // given hex prefix.
 func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
 	packs, err := o.snapshot()
 	if err != nil {
 		return nil, err

@@ -229,14 +229,14 @@ func Init(dir string) (*Repo, error) {
 	return openGitDir(dir, "")
 }
 
-// Close drops the repository's caches of objects and trees (up to a few
-// hundred MiB after long walks). Its packs stay mapped, because a read in
-// flight may use them; a read after Close still works, and fills the
-// caches again.
+// Close releases what the repository holds: the memory maps of its packs
+// (a process that opens repositories again and again would otherwise run
+// out of them) and its caches of objects and trees. Reads in flight finish
+// first. The repository stays usable: a read after Close maps the packs
+// again.
 func (r *Repo) Close() error {
-	r.odb.dropCache()
 	r.dropTreeCache()
-	return nil
+	return r.odb.close()
 }
 
 func (r *Repo) dropTreeCache() {

@@ -1,11 +1,13 @@
 package gitstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,4 +271,73 @@ func TestOpenMirror_FetchOnceAndReadTheNewPack(t *testing.T) {
 	if err := local.Fetch(context.Background()); err != nil || local.Fetched() || local.RemoteURL() != "" {
 		t.Fatalf("Fetch of a local repository: %v", err)
 	}
+}
+
+// mappings counts the memory maps of this process (Linux), or -1.
+func mappings() int {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return -1
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+// TestClose_UnmapsPacksAndStaysUsable: a process that opens, reads and
+// closes a repository again and again keeps no maps of its packs, reads
+// after Close work, and Close does not pull packs from under reads in
+// flight (go test -race).
+func TestClose_UnmapsPacksAndStaysUsable(t *testing.T) {
+	g, ids := fixture(t)
+	g.Git("gc", "-q")
+	c2 := mustHash(t, ids["c2"])
+	cycle := func() {
+		r, err := gitstore.Open(g.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Commit(c2); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cycle()
+	before := mappings()
+	if before < 0 {
+		t.Skip("no /proc/self/maps")
+	}
+	for i := 0; i < 200; i++ {
+		cycle()
+	}
+	if after := mappings(); after > before+20 {
+		t.Fatalf("%d memory maps after 200 open-read-close cycles, %d before", after, before)
+	}
+	r, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				if c, err := r.Commit(c2); err != nil || c.Hash != c2 {
+					t.Errorf("read during Close: %v", err)
+					return
+				}
+				if _, err := r.ResolveCommit("main"); err != nil {
+					t.Errorf("resolve during Close: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < 50; i++ {
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
 }

@@ -222,10 +222,7 @@ func objectHash(t ObjectType, data []byte) Hash {
 // hasObjectFast reports whether h is in a pack or a loose object (here or
 // in an alternate), without reading it.
 func (r *Repo) hasObjectFast(h Hash) bool {
-	if _, _, ok := r.odb.locate(h); ok {
-		return true
-	}
-	return r.odb.hasLoose(h)
+	return r.odb.hasPacked(h) || r.odb.hasLoose(h)
 }
 
 // packEntry is where an object went in the pack.
