@@ -311,11 +311,16 @@ func openPack(base string) (*pack, error) {
 		return nil, err
 	}
 	p := &pack{name: filepath.Base(base), idx: idx, data: data}
+	fail := func(err error) (*pack, error) {
+		syscall.Munmap(idx)
+		syscall.Munmap(data)
+		return nil, err
+	}
 	if len(idx) < 8+256*4+40 || !bytes.Equal(idx[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(idx[4:8]) != 2 {
-		return nil, fmt.Errorf("%s.idx: not a version 2 pack index", base)
+		return fail(fmt.Errorf("%s.idx: not a version 2 pack index", base))
 	}
 	if len(data) < 12 || string(data[:4]) != "PACK" {
-		return nil, fmt.Errorf("%s.pack: not a packfile", base)
+		return fail(fmt.Errorf("%s.pack: not a packfile", base))
 	}
 	p.fanout = idx[8 : 8+256*4]
 	p.n = int(binary.BigEndian.Uint32(p.fanout[255*4:]))
@@ -324,7 +329,7 @@ func openPack(base string) (*pack, error) {
 	offsAt := crcAt + p.n*4
 	largeAt := offsAt + p.n*4
 	if largeAt+40 > len(idx) {
-		return nil, fmt.Errorf("%s.idx: truncated", base)
+		return fail(fmt.Errorf("%s.idx: truncated", base))
 	}
 	p.names = idx[namesAt:crcAt]
 	p.offs = idx[offsAt:largeAt]
