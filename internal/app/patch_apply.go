@@ -9,6 +9,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitworktree"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/urfave/cli/v2"
 )
@@ -202,16 +203,16 @@ func runPatchApply(_ context.Context, env *Env, repo *gitstore.Repo, opts patchA
 	}
 	if failure == nil && ref != "" {
 		// A branch checked out in a worktree moves with its clean worktree,
-		// or not at all (gitstore.MoveBranch).
-		move, err := repo.PrepareBranchMove(ref, oldRef, parent)
-		if errors.Is(err, gitstore.ErrWorktreeBusy) {
+		// or not at all (gitworktree.MoveBranch).
+		move, err := gitworktree.PrepareBranchMove(repo, ref, oldRef, parent)
+		if errors.Is(err, gitworktree.ErrWorktreeBusy) {
 			return &errkind.InputError{Source: "--commit", Field: ref, Problem: err.Error(),
 				Hint: "commit or stash the changes there (or move the untracked files away), or commit onto a branch that is not checked out"}
 		}
 		if err != nil {
 			return err
 		}
-		if err := repo.MoveBranch(move); err != nil {
+		if err := gitworktree.MoveBranch(repo, move); err != nil {
 			if errors.Is(err, gitstore.ErrRefChanged) || errors.Is(err, gitstore.ErrRefExists) {
 				return &errkind.CheckError{Problem: fmt.Sprintf("update %s: %v", ref, err), Hint: "the ref moved while the patches were applied; run again"}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitsign"
 	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/release"
@@ -123,7 +124,7 @@ func taggerIdentity(env *Env, repo *gitstore.Repo) gitstore.Signature {
 	return gitstore.Signature{Name: name, Email: email}
 }
 
-func readSignKey(env *Env, path string) (*gitstore.OpenPGPKey, error) {
+func readSignKey(env *Env, path string) (*gitsign.OpenPGPKey, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(env.WorkDir, path)
 	}
@@ -131,7 +132,7 @@ func readSignKey(env *Env, path string) (*gitstore.OpenPGPKey, error) {
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sign-key", Problem: err.Error(), Hint: "give an armored OpenPGP private key file (gpg --export-secret-keys --armor KEYID)"}
 	}
-	key, err := gitstore.ReadOpenPGPKey(data, []byte(env.Getenv("DOME_SIGN_KEY_PASSPHRASE")))
+	key, err := gitsign.ReadOpenPGPKey(data, []byte(env.Getenv("DOME_SIGN_KEY_PASSPHRASE")))
 	if err != nil {
 		return nil, &errkind.InputError{Source: "--sign-key", Problem: err.Error(), Hint: "give an armored OpenPGP private key; set DOME_SIGN_KEY_PASSPHRASE if it is encrypted"}
 	}

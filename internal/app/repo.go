@@ -8,6 +8,7 @@ import (
 	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitremote"
 	"github.com/dome-registry/dome/pkg/knowntags"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/urfave/cli/v2"
@@ -22,7 +23,7 @@ func openRepo(ctx context.Context, env *Env, c *cli.Context) (*gitstore.Repo, er
 		if env.StderrTTY && !globalBool(c, flagQuiet) {
 			progress = env.Stderr
 		}
-		repo, err := gitstore.OpenRemote(ctx, target, gitstore.RemoteOptions{CacheDir: cacheDir(env), Progress: progress})
+		repo, err := gitremote.Open(ctx, target, gitremote.Options{CacheDir: cacheDir(env), Progress: progress})
 		if err != nil {
 			return nil, &errkind.InputError{Source: "--repo", Problem: err.Error(), Err: err, Hint: "check the URL, your network and credentials"}
 		}

@@ -1,10 +1,20 @@
-// Package gitstore is dome's only door to git: it opens a local repository
-// (worktree, linked worktree or bare) or a remote URL through a cached bare
-// clone, resolves revisions, reads commits, trees and blobs straight from the
-// object store, writes blobs, trees, commits and annotated tags, and updates
-// refs with git's own lock-file protocol (compare-and-swap). It never runs the
-// git binary, never checks out a worktree and never touches the network
-// unless the caller opened a remote. It is the only package that imports
-// go-git (github.com/go-git/go-git/v5); its API speaks in its own Hash, Mode
-// and entry types so that go-git types never leak out.
+// Package gitstore is dome's door to a local git repository: it opens a
+// worktree, linked worktree or bare repository, resolves revisions, reads
+// refs (loose and packed), commits, tags, trees and blobs straight from the
+// object store (loose objects, packs and their alternates), writes blobs,
+// trees, commits and annotated tags (loose objects or packs) and updates
+// refs with git's own lock-file protocol (compare-and-swap). It reads git's
+// formats itself (gitformat-pack, gitformat-commit, gitrepository-layout,
+// git-config) and writes the bytes git and go-git write. It never runs the
+// git binary, never checks out a worktree and never touches the network.
+//
+// Every dome process pays package initialization for every package it
+// links, so gitstore imports no go-git package, no OpenPGP and no network
+// code: reading a registry (pkg/registry) needs none of them. What does
+// lives in sub-packages: gitremote (cached mirrors of remote URLs, fetch and
+// push, through go-git's transports), gitsign (OpenPGP tag signatures) and
+// gitworktree (moving a checked-out branch with its worktree, ignore rules,
+// through go-git's worktree code). Only those import go-git, and its types
+// never leak out: the API speaks in gitstore's own Hash, Mode and entry
+// types. internal/archtest keeps it so.
 package gitstore

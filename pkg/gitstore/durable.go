@@ -7,8 +7,9 @@ import (
 )
 
 // SyncObjects makes the loose objects with the given ids durable: it fsyncs
-// each object file and its fan-out directory (go-git writes loose objects
-// through a temporary file and a rename, without fsync). Call it before a
+// each object file and its fan-out directory (WriteBlob and the other
+// writes store loose objects through a temporary file and a rename, without
+// fsync, which would cost each object a disk flush). Call it before a
 // ref update that publishes the objects, so a crash or power loss never
 // leaves a ref pointing at a missing object. Ids that are not loose objects
 // (packed, or absent) are skipped.

@@ -4,9 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // Hash is a SHA-1 object id.
@@ -63,9 +60,6 @@ func IsHex(s string) bool {
 	return true
 }
 
-func toPlumbing(h Hash) plumbing.Hash   { return plumbing.Hash(h) }
-func fromPlumbing(h plumbing.Hash) Hash { return Hash(h) }
-
 // Mode is a git tree entry mode.
 type Mode uint32
 
@@ -87,9 +81,6 @@ func (m Mode) IsDir() bool { return m == ModeDir }
 // IsRegular reports whether the entry is a regular (possibly executable) file.
 func (m Mode) IsRegular() bool { return m == ModeFile || m == ModeExec }
 
-func toFileMode(m Mode) filemode.FileMode   { return filemode.FileMode(m) }
-func fromFileMode(m filemode.FileMode) Mode { return Mode(m) }
-
 // ObjectType is the type of a git object.
 type ObjectType string
 
@@ -100,20 +91,6 @@ const (
 	TypeBlob   ObjectType = "blob"
 	TypeTag    ObjectType = "tag"
 )
-
-func fromPlumbingType(t plumbing.ObjectType) ObjectType {
-	switch t {
-	case plumbing.CommitObject:
-		return TypeCommit
-	case plumbing.TreeObject:
-		return TypeTree
-	case plumbing.BlobObject:
-		return TypeBlob
-	case plumbing.TagObject:
-		return TypeTag
-	}
-	return ObjectType(t.String())
-}
 
 // Errors callers can test with errors.Is.
 var (

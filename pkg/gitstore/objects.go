@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Signature is an author, committer or tagger line.
@@ -42,19 +38,13 @@ type TreeEntry struct {
 func (r *Repo) ObjectType(h Hash) (ObjectType, error) {
 	t, err := r.odb.readType(h)
 	if errors.Is(err, errNoObject) {
+		// A pack added since the packs were listed (a fetch, git gc).
 		if err = r.odb.rescan(); err == nil {
 			t, err = r.odb.readType(h)
 		}
 	}
 	if errors.Is(err, errNoObject) {
-		obj, gerr := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
-		if gerr != nil {
-			if errors.Is(gerr, plumbing.ErrObjectNotFound) {
-				return "", fmt.Errorf("object %s: %w", h, ErrNotFound)
-			}
-			return "", fmt.Errorf("object %s: %w", h, gerr)
-		}
-		return fromPlumbingType(obj.Type()), nil
+		return "", fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
 	if err != nil {
 		return "", fmt.Errorf("object %s: %w", h, err)
@@ -62,8 +52,7 @@ func (r *Repo) ObjectType(h Hash) (ObjectType, error) {
 	return t, nil
 }
 
-// raw returns the type and content of object h, from dome's reader or,
-// for objects it cannot see (alternates), from go-git.
+// raw returns the type and content of object h.
 func (r *Repo) raw(h Hash) (ObjectType, []byte, error) {
 	t, data, err := r.odb.read(h)
 	if errors.Is(err, errNoObject) {
@@ -72,20 +61,7 @@ func (r *Repo) raw(h Hash) (ObjectType, []byte, error) {
 		}
 	}
 	if errors.Is(err, errNoObject) {
-		obj, gerr := r.storage.EncodedObject(plumbing.AnyObject, toPlumbing(h))
-		if gerr != nil {
-			if errors.Is(gerr, plumbing.ErrObjectNotFound) {
-				return "", nil, ErrNotFound
-			}
-			return "", nil, gerr
-		}
-		rd, gerr := obj.Reader()
-		if gerr != nil {
-			return "", nil, gerr
-		}
-		defer rd.Close()
-		data, gerr = io.ReadAll(rd)
-		return fromPlumbingType(obj.Type()), data, gerr
+		return "", nil, ErrNotFound
 	}
 	return t, data, err
 }
@@ -102,13 +78,6 @@ func (r *Repo) rawOf(h Hash, want ObjectType) ([]byte, error) {
 	return data, nil
 }
 
-func memObject(t plumbing.ObjectType, data []byte) *plumbing.MemoryObject {
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(t)
-	mo.Write(data)
-	return mo
-}
-
 // HasObject reports whether the object h is in the store.
 func (r *Repo) HasObject(h Hash) bool {
 	if _, err := r.ObjectType(h); err == nil {
@@ -123,21 +92,18 @@ func (r *Repo) Commit(h Hash) (*Commit, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &object.Commit{}
-	if err := c.Decode(memObject(plumbing.CommitObject, data)); err != nil {
+	c, err := decodeCommit(data)
+	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
-	out := &Commit{
+	return &Commit{
 		Hash:      h,
-		Tree:      fromPlumbing(c.TreeHash),
-		Author:    Signature{c.Author.Name, c.Author.Email, c.Author.When},
-		Committer: Signature{c.Committer.Name, c.Committer.Email, c.Committer.When},
-		Message:   c.Message,
-	}
-	for _, p := range c.ParentHashes {
-		out.Parents = append(out.Parents, fromPlumbing(p))
-	}
-	return out, nil
+		Tree:      c.tree,
+		Parents:   c.parents,
+		Author:    c.author,
+		Committer: c.committer,
+		Message:   c.message,
+	}, nil
 }
 
 // CommitTree returns the root tree of commit h.
@@ -166,19 +132,39 @@ func (r *Repo) Tag(h Hash) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &object.Tag{}
-	if err := t.Decode(memObject(plumbing.TagObject, data)); err != nil {
+	t, err := decodeTag(data)
+	if err != nil {
 		return nil, fmt.Errorf("tag %s: %w", h, err)
 	}
+	return tagOf(h, t), nil
+}
+
+func tagOf(h Hash, t *tagObject) *Tag {
 	return &Tag{
 		Hash:         h,
-		Name:         t.Name,
-		Target:       fromPlumbing(t.Target),
-		TargetType:   fromPlumbingType(t.TargetType),
-		Tagger:       Signature{t.Tagger.Name, t.Tagger.Email, t.Tagger.When},
-		Message:      t.Message,
-		PGPSignature: t.PGPSignature,
-	}, nil
+		Name:         t.name,
+		Target:       t.target,
+		TargetType:   t.targetType,
+		Tagger:       t.tagger,
+		Message:      t.message,
+		PGPSignature: t.pgpSignature,
+	}
+}
+
+// TagSignedPayload reads the annotated tag object h and returns it with
+// the bytes its signature signs: the object without the signature block
+// (and without gpgsig header lines), as git verify-tag checks it. For a
+// tag without a signature that is its whole content.
+func (r *Repo) TagSignedPayload(h Hash) (*Tag, []byte, error) {
+	data, err := r.rawOf(h, TypeTag)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := decodeTag(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tag %s: %w", h, err)
+	}
+	return tagOf(h, t), tagSignedPayload(data), nil
 }
 
 // ReadTree returns the entries of tree h in git's order.
@@ -405,14 +391,8 @@ func unhex(c byte) byte {
 // objects of one pack in pack order, so that a delta base is read (and
 // cached) before the objects built on it. Missing or loose objects sort last.
 func (r *Repo) ReadOrder(h Hash) uint64 {
-	packs, err := r.odb.snapshot()
-	if err != nil {
-		return ^uint64(0)
-	}
-	for i, p := range packs {
-		if off, ok := p.find(h); ok {
-			return uint64(i)<<48 | uint64(off)
-		}
+	if i, off, ok := r.odb.order(h); ok {
+		return uint64(i)<<48 | uint64(off)
 	}
 	return ^uint64(0)
 }

@@ -18,20 +18,26 @@ import (
 	"syscall"
 
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
-// odb is dome's read path into the object database: loose objects and
-// memory-mapped packfiles with their v2 .idx files, with delta resolution and
-// a small cache of delta bases. go-git decodes every .idx completely (and
-// checksums it) when a repository is opened, which costs milliseconds per
-// process on a registry with tens of thousands of objects; git itself
-// binary-searches the mapped index, and so does this reader. Writes, refs and
-// transports stay with go-git; objects this reader cannot find (alternates,
-// for example) fall back to go-git's storage.
+// odb is dome's object database: loose objects and memory-mapped
+// packfiles with their v2 .idx files, with delta resolution and a small
+// cache of delta bases, in the repository's objects/ folder and its
+// alternates (objects/info/alternates). go-git decoded every .idx completely
+// (and checksummed it) when a repository was opened, which costs
+// milliseconds per process on a registry with tens of thousands of objects;
+// git itself binary-searches the mapped index, and so does this reader.
 type odb struct {
-	dir string // the objects/ directory
+	dir string // the repository's objects/ folder, where new objects go
 
-	mu      sync.Mutex // guards packs and scanned
+	// mapMu is held for reading while the mapped memory of packs is in
+	// use, and for writing by close, which unmaps it.
+	mapMu sync.RWMutex
+
+	mu      sync.Mutex // guards dirs, packs and scanned
+	dirs    []string   // dir and its alternates, in search order
 	packs   []*pack
 	scanned bool
 
@@ -40,7 +46,8 @@ type odb struct {
 	lru      list.List
 	cacheLen int
 
-	zpool sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
+	zpool  sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
+	zwpool sync.Pool // of *zlib.Writer, for loose objects: a new one allocates ~1 MB
 
 	keepChains atomic.Bool // cache every object of a resolved delta chain
 }
@@ -132,32 +139,141 @@ func (o *odb) scan() error {
 		return nil
 	}
 	o.scanned = true
-	entries, err := os.ReadDir(filepath.Join(o.dir, "pack"))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
-		return err
-	}
+	o.dirs = append([]string{o.dir}, alternates(o.dir)...)
 	have := map[string]bool{}
 	for _, p := range o.packs {
 		have[p.name] = true
 	}
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".idx")
-		if !ok || have[name] {
-			continue
-		}
-		p, err := openPack(filepath.Join(o.dir, "pack", name))
+	for _, dir := range o.dirs {
+		entries, err := os.ReadDir(filepath.Join(dir, "pack"))
 		if err != nil {
 			if os.IsNotExist(err) {
-				continue // a pack being written or removed by git gc
+				continue
 			}
 			return err
 		}
-		o.packs = append(o.packs, p)
+		for _, e := range entries {
+			// A pack is named by its checksum: the same name in two folders is the same pack.
+			name, ok := strings.CutSuffix(e.Name(), ".idx")
+			if !ok || have[name] {
+				continue
+			}
+			p, err := openPack(filepath.Join(dir, "pack", name))
+			if err != nil {
+				if os.IsNotExist(err) {
+					continue // a pack being written or removed by git gc
+				}
+				return err
+			}
+			have[name] = true
+			o.packs = append(o.packs, p)
+		}
 	}
 	return nil
+}
+
+// maxAlternateDepth is how deep git follows alternates of alternates
+// (object-file.c link_alt_odb_entries).
+const maxAlternateDepth = 5
+
+// alternatesLimit bounds an objects/info/alternates file.
+const alternatesLimit = 1 << 20
+
+// alternates lists the object folders objectsDir borrows from, as git
+// reads objects/info/alternates: one folder a line, relative to the
+// objects folder whose file names it unless absolute, C-quoted when it
+// starts with a double quote; empty lines and "#" comments skipped; each
+// folder's own alternates followed right after it, to a depth of five;
+// folders that do not exist, and ones already listed (loops included), left
+// out.
+func alternates(objectsDir string) []string {
+	var out []string
+	seen := map[string]bool{filepath.Clean(objectsDir): true}
+	var read func(dir string, depth int)
+	read = func(dir string, depth int) {
+		if depth > maxAlternateDepth {
+			return
+		}
+		data, err := readlimit.ReadFile(filepath.Join(dir, "info", "alternates"), alternatesLimit)
+		if err != nil {
+			return // none (or unreadable, which git reports and ignores too)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			if line[0] == '"' {
+				unquoted, ok := unquoteC(line)
+				if !ok {
+					continue
+				}
+				line = unquoted
+			}
+			alt := line
+			if !filepath.IsAbs(alt) {
+				alt = filepath.Join(dir, alt)
+			}
+			alt = filepath.Clean(alt)
+			if seen[alt] {
+				continue
+			}
+			if fi, err := os.Stat(alt); err != nil || !fi.IsDir() {
+				continue
+			}
+			seen[alt] = true
+			out = append(out, alt)
+			read(alt, depth+1)
+		}
+	}
+	read(objectsDir, 0)
+	return out
+}
+
+// unquoteC reads a C-style quoted string as git writes paths (quote.c
+// unquote_c_style): \" \\ \a \b \f \n \r \t \v and three octal digits.
+func unquoteC(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", false
+	}
+	var b []byte
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return string(b), i == len(s)-1
+		case c != '\\':
+			b = append(b, c)
+			continue
+		}
+		if i++; i >= len(s) {
+			return "", false
+		}
+		switch c = s[i]; c {
+		case '"', '\\':
+		case 'a':
+			c = '\a'
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'v':
+			c = '\v'
+		default:
+			if i+2 >= len(s) || c < '0' || c > '3' || s[i+1] < '0' || s[i+1] > '7' || s[i+2] < '0' || s[i+2] > '7' {
+				return "", false
+			}
+			c = (c-'0')<<6 | (s[i+1]-'0')<<3 | (s[i+2] - '0')
+			i += 2
+		}
+		b = append(b, c)
+	}
+	return "", false
 }
 
 // rescan looks for packs added since the last scan (after a fetch or a git gc).
@@ -195,11 +311,16 @@ func openPack(base string) (*pack, error) {
 		return nil, err
 	}
 	p := &pack{name: filepath.Base(base), idx: idx, data: data}
+	fail := func(err error) (*pack, error) {
+		syscall.Munmap(idx)
+		syscall.Munmap(data)
+		return nil, err
+	}
 	if len(idx) < 8+256*4+40 || !bytes.Equal(idx[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(idx[4:8]) != 2 {
-		return nil, fmt.Errorf("%s.idx: not a version 2 pack index", base)
+		return fail(fmt.Errorf("%s.idx: not a version 2 pack index", base))
 	}
 	if len(data) < 12 || string(data[:4]) != "PACK" {
-		return nil, fmt.Errorf("%s.pack: not a packfile", base)
+		return fail(fmt.Errorf("%s.pack: not a packfile", base))
 	}
 	p.fanout = idx[8 : 8+256*4]
 	p.n = int(binary.BigEndian.Uint32(p.fanout[255*4:]))
@@ -208,7 +329,7 @@ func openPack(base string) (*pack, error) {
 	offsAt := crcAt + p.n*4
 	largeAt := offsAt + p.n*4
 	if largeAt+40 > len(idx) {
-		return nil, fmt.Errorf("%s.idx: truncated", base)
+		return fail(fmt.Errorf("%s.idx: truncated", base))
 	}
 	p.names = idx[namesAt:crcAt]
 	p.offs = idx[offsAt:largeAt]
@@ -336,7 +457,7 @@ func (o *odb) snapshot() ([]*pack, error) {
 	return o.packs, nil
 }
 
-// locate finds h in a pack.
+// locate finds h in a pack; the caller holds mapMu for reading.
 func (o *odb) locate(h Hash) (*pack, int64, bool) {
 	packs, err := o.snapshot()
 	if err != nil {
@@ -352,6 +473,8 @@ func (o *odb) locate(h Hash) (*pack, int64, bool) {
 
 // read returns the type and content of h.
 func (o *odb) read(h Hash) (ObjectType, []byte, error) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
 	if _, err := o.snapshot(); err != nil {
 		return "", nil, err
 	}
@@ -361,8 +484,55 @@ func (o *odb) read(h Hash) (ObjectType, []byte, error) {
 	return o.readLoose(h)
 }
 
+// hasPacked reports whether h is in a pack.
+func (o *odb) hasPacked(h Hash) bool {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
+	_, _, ok := o.locate(h)
+	return ok
+}
+
+// order returns the index of the pack holding h and its offset there.
+func (o *odb) order(h Hash) (int, int64, bool) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
+	packs, err := o.snapshot()
+	if err != nil {
+		return 0, 0, false
+	}
+	for i, p := range packs {
+		if off, ok := p.find(h); ok {
+			return i, off, true
+		}
+	}
+	return 0, 0, false
+}
+
+// close unmaps the packs and forgets them (and the objects cached from
+// them); a later read maps them again.
+func (o *odb) close() error {
+	o.mapMu.Lock()
+	defer o.mapMu.Unlock()
+	o.mu.Lock()
+	packs := o.packs
+	o.packs, o.dirs, o.scanned = nil, nil, false
+	o.mu.Unlock()
+	o.dropCache() // its keys name the packs
+	var first error
+	for _, p := range packs {
+		for _, m := range [][]byte{p.idx, p.data} {
+			if err := syscall.Munmap(m); err != nil && first == nil {
+				first = fmt.Errorf("unmap pack %s: %w", p.name, err)
+			}
+		}
+	}
+	return first
+}
+
 // readType returns the type of h without inflating delta chains.
 func (o *odb) readType(h Hash) (ObjectType, error) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
 	if _, err := o.snapshot(); err != nil {
 		return "", err
 	}
@@ -493,6 +663,15 @@ func (o *odb) cached(p *pack, off int64) (ObjectType, []byte, bool) {
 	return "", nil, false
 }
 
+// dropCache empties the cache of resolved objects.
+func (o *odb) dropCache() {
+	o.cacheMu.Lock()
+	defer o.cacheMu.Unlock()
+	o.cache = map[cacheKey]*list.Element{}
+	o.lru.Init()
+	o.cacheLen = 0
+}
+
 // remember keeps a resolved object, evicting the least recently used ones
 // beyond the budget. Callers must not modify cached slices.
 func (o *odb) remember(k cacheKey, t ObjectType, data []byte) {
@@ -601,15 +780,44 @@ func applyDelta(dst, base, delta []byte) ([]byte, error) {
 	return out, nil
 }
 
-// readLoose reads objects/ab/cdef...: zlib("<type> <size>\x00<data>").
+// objectDirs returns the objects folder and its alternates.
+func (o *odb) objectDirs() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.scan(); err != nil || len(o.dirs) == 0 {
+		return []string{o.dir}
+	}
+	return o.dirs
+}
+
+// hasLoose reports whether h is a loose object here or in an alternate.
+func (o *odb) hasLoose(h Hash) bool {
+	s := h.String()
+	for _, dir := range o.objectDirs() {
+		if _, err := os.Lstat(filepath.Join(dir, s[:2], s[2:])); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// readLoose reads objects/ab/cdef...: zlib("<type> <size>\x00<data>"),
+// from the first objects folder (the repository's, then its alternates)
+// that has it.
 func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 	s := h.String()
-	f, err := os.Open(filepath.Join(o.dir, s[:2], s[2:]))
-	if err != nil {
-		if os.IsNotExist(err) {
-			return "", nil, errNoObject
+	var f *os.File
+	for _, dir := range o.objectDirs() {
+		var err error
+		if f, err = os.Open(filepath.Join(dir, s[:2], s[2:])); err == nil {
+			break
 		}
-		return "", nil, err
+		if !os.IsNotExist(err) {
+			return "", nil, err
+		}
+	}
+	if f == nil {
+		return "", nil, errNoObject
 	}
 	defer f.Close()
 	in, zr, err := o.getInflater(nil, f)
@@ -647,6 +855,8 @@ func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 // prefixed returns the ids in packs and loose objects that start with the
 // given hex prefix.
 func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
+	o.mapMu.RLock()
+	defer o.mapMu.RUnlock()
 	packs, err := o.snapshot()
 	if err != nil {
 		return nil, err
@@ -685,14 +895,16 @@ func (o *odb) prefixed(hexPrefix string) ([]Hash, error) {
 			dirs = append(dirs, hexPrefix+strconv.FormatInt(int64(c), 16))
 		}
 	}
-	for _, d := range dirs {
-		es, err := os.ReadDir(filepath.Join(o.dir, d))
-		if err != nil {
-			continue
-		}
-		for _, e := range es {
-			if h, ok := ParseHash(d + e.Name()); ok {
-				add(h)
+	for _, objects := range o.objectDirs() {
+		for _, d := range dirs {
+			es, err := os.ReadDir(filepath.Join(objects, d))
+			if err != nil {
+				continue
+			}
+			for _, e := range es {
+				if h, ok := ParseHash(d + e.Name()); ok {
+					add(h)
+				}
 			}
 		}
 	}

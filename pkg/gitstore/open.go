@@ -3,35 +3,25 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // Repo is an open repository. It is safe for concurrent reads; writes of
 // objects are safe too (objects are content-addressed); ref updates use
 // git's lock files and are safe across processes.
 type Repo struct {
-	repo      *git.Repository
-	storage   *filesystem.Storage
-	gitDir    string // the repository's git directory (HEAD lives here)
-	commonDir string // where refs, objects and packed-refs live (differs for linked worktrees)
-	workTree  string // "" for a bare repository
-	remoteURL string // set when opened through OpenRemote
-	lockFile  string // serializes clone and fetch of a remote's cache
-	progress  io.Writer
-	fetched   bool
+	gitDir    string  // the repository's git directory (HEAD lives here)
+	commonDir string  // where refs, objects and packed-refs live (differs for linked worktrees)
+	workTree  string  // "" for a bare repository
+	mirror    *mirror // set when opened as a remote's cached mirror (OpenMirror)
 
 	odb       *odb
+	packed    packedRefs
 	treeMu    sync.Mutex
 	treeCache map[Hash][]TreeEntry
 }
@@ -48,25 +38,9 @@ func (r *Repo) Path() string {
 // GitDir returns the git directory.
 func (r *Repo) GitDir() string { return r.gitDir }
 
-// RemoteURL returns the URL the repository was opened from, or "".
-func (r *Repo) RemoteURL() string { return r.remoteURL }
-
 // CommonDir returns the folder of refs and objects, shared by a repository
 // and its linked worktrees.
 func (r *Repo) CommonDir() string { return r.commonDir }
-
-// OriginURL returns the first URL of the remote "origin" in the
-// repository's own config, or "".
-func (r *Repo) OriginURL() string {
-	cfg, err := r.repo.Config()
-	if err != nil {
-		return ""
-	}
-	if rc, ok := cfg.Remotes["origin"]; ok && len(rc.URLs) > 0 {
-		return rc.URLs[0]
-	}
-	return ""
-}
 
 // IsBare reports whether the repository has no worktree.
 func (r *Repo) IsBare() bool { return r.workTree == "" }
@@ -121,9 +95,13 @@ func discover(dir string) (gitDir, workTree string, err error) {
 	}
 }
 
+// gitFileLimit bounds the small files that point at other folders: a
+// ".git" file, commondir.
+const gitFileLimit = 64 << 10
+
 // readGitFile reads a ".git" file of a linked worktree or submodule.
 func readGitFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.ReadFile(path, gitFileLimit)
 	if err != nil {
 		return "", err
 	}
@@ -154,28 +132,27 @@ func isBareDir(d string) bool {
 
 func openGitDir(gitDir, workTree string) (*Repo, error) {
 	commonDir := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := readlimit.ReadFile(filepath.Join(gitDir, "commondir"), gitFileLimit); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
 		}
 		commonDir = filepath.Clean(c)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read commondir: %w", err)
 	}
-	var fs billy.Filesystem = osfs.New(gitDir)
-	if commonDir != gitDir {
-		fs = dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
-	}
-	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	repo, err := git.Open(st, nil)
-	if err != nil {
-		if errors.Is(err, git.ErrRepositoryNotExists) {
+	// A git directory has a HEAD (git's is_git_directory; go-git's Open
+	// asked for the same).
+	if _, err := os.Lstat(filepath.Join(gitDir, "HEAD")); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
 			return nil, ErrNotRepository
 		}
 		return nil, err
 	}
+	if err := checkFormat(commonDir); err != nil {
+		return nil, err
+	}
 	return &Repo{
-		repo:      repo,
-		storage:   st,
 		gitDir:    gitDir,
 		commonDir: commonDir,
 		workTree:  workTree,
@@ -184,16 +161,89 @@ func openGitDir(gitDir, workTree string) (*Repo, error) {
 	}, nil
 }
 
-// Init creates an empty bare repository at dir (used for caches and tests).
+// checkFormat refuses a repository whose config says it is in a format
+// dome does not read: core.repositoryformatversion other than 0 or 1, or
+// any extension (objectformat=sha256, refstorage=reftable, ...) but the
+// no-op ones. These are the repositories go-git refused to open, with its
+// messages, so the same repositories open as before.
+func checkFormat(commonDir string) error {
+	cfg, err := readConfig(filepath.Join(commonDir, "config"))
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	version, _ := cfg.get("core", "", "repositoryformatversion")
+	switch version {
+	case "", "0", "1":
+	default:
+		return fmt.Errorf("core.repositoryformatversion not supported: %q", version)
+	}
+	var extensions []string
+	for _, e := range cfg.entries {
+		if e.section == "extensions" && !e.hasSub {
+			extensions = append(extensions, e.key)
+		}
+	}
+	if len(extensions) == 0 {
+		return nil
+	}
+	var unsupported, unknown []string
+	for _, name := range extensions {
+		if (version == "" || version == "0") && name != "noop" {
+			unsupported = append(unsupported, name)
+		}
+		if name != "noop" && name != "noop-v1" {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unsupported) > 0 {
+		return fmt.Errorf("core.repositoryformatversion does not support extension: %s", strings.Join(unsupported, ", "))
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("unknown extension: %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// Init creates an empty bare repository at dir (used for caches and tests)
+// with the files git init --bare (and go-git) make: HEAD naming
+// refs/heads/master, a config saying bare = true, objects/info,
+// objects/pack, refs/heads and refs/tags. A repository already there is
+// an error.
 func Init(dir string) (*Repo, error) {
-	if _, err := git.PlainInit(dir, true); err != nil {
-		return nil, fmt.Errorf("init %s: %w", dir, err)
+	if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil, fmt.Errorf("init %s: repository already exists", dir)
+	}
+	for _, sub := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755); err != nil {
+			return nil, fmt.Errorf("init %s: %w", dir, err)
+		}
+	}
+	for name, content := range map[string]string{
+		"config": "[core]\n\tbare = true\n",
+		"HEAD":   "ref: refs/heads/master\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return nil, fmt.Errorf("init %s: %w", dir, err)
+		}
 	}
 	return openGitDir(dir, "")
 }
 
-// Close releases file descriptors kept open for packfiles.
-func (r *Repo) Close() error { return r.storage.Close() }
+// Close releases what the repository holds: the memory maps of its packs
+// (a process that opens repositories again and again would otherwise run
+// out of them) and its caches of objects and trees. Reads in flight finish
+// first. The repository stays usable: a read after Close maps the packs
+// again.
+func (r *Repo) Close() error {
+	r.dropTreeCache()
+	return r.odb.close()
+}
+
+func (r *Repo) dropTreeCache() {
+	r.treeMu.Lock()
+	r.treeCache = map[Hash][]TreeEntry{}
+	r.treeMu.Unlock()
+}
 
 // KeepDeltaChains makes the repository cache every object of the delta
 // chains it resolves, not only their bases and the objects asked for. It

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/klauspost/compress/zlib"
 )
 
@@ -173,19 +172,7 @@ func (w *PackWriter) WriteTree(entries []TreeEntry) (Hash, error) {
 
 // WriteCommit stores a commit, as Repo.WriteCommit does.
 func (w *PackWriter) WriteCommit(c CommitSpec) (Hash, error) {
-	obj := &plumbing.MemoryObject{}
-	if err := commitObject(c).Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return ZeroHash, err
-	}
-	body, err := io.ReadAll(rd)
-	if err != nil {
-		return ZeroHash, err
-	}
-	return w.Write(TypeCommit, body)
+	return w.Write(TypeCommit, encodeCommit(c))
 }
 
 // EncodeTree returns the body of the tree object with entries, sorted as
@@ -232,15 +219,10 @@ func objectHash(t ObjectType, data []byte) Hash {
 	return out
 }
 
-// hasObjectFast reports whether h is in a pack or a loose object, without
-// reading it.
+// hasObjectFast reports whether h is in a pack or a loose object (here or
+// in an alternate), without reading it.
 func (r *Repo) hasObjectFast(h Hash) bool {
-	if _, _, ok := r.odb.locate(h); ok {
-		return true
-	}
-	s := h.String()
-	_, err := os.Lstat(filepath.Join(r.odb.dir, s[:2], s[2:]))
-	return err == nil
+	return r.odb.hasPacked(h) || r.odb.hasLoose(h)
 }
 
 // packEntry is where an object went in the pack.
@@ -281,7 +263,6 @@ func (w *PackWriter) Flush() error {
 	if err := w.r.odb.rescan(); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	w.r.storage.ObjectStorage.Reindex() // go-git's own reads see the pack too
 	w.objs, w.byHash, w.size = nil, map[Hash]int{}, 0
 	w.recent, w.recentFIFO, w.recentSize = nil, nil, 0
 	return nil

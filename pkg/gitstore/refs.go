@@ -1,15 +1,18 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/dome-registry/dome/pkg/readlimit"
 )
 
 // Ref is a reference and the object it points at (not peeled).
@@ -21,80 +24,302 @@ type Ref struct {
 // Head returns the name of the branch HEAD points at ("" when detached) and
 // the commit it resolves to. An unborn HEAD (no commits yet) is ErrEmptyRepo.
 func (r *Repo) Head() (string, Hash, error) {
-	ref, err := r.storage.Reference(plumbing.HEAD)
+	h, target, err := r.readRef("HEAD")
 	if err != nil {
 		return "", ZeroHash, fmt.Errorf("read HEAD: %w", err)
 	}
-	name := ""
-	if ref.Type() == plumbing.SymbolicReference {
-		name = ref.Target().String()
+	if target == "" {
+		return "", h, nil
 	}
-	resolved, err := storer.ResolveReference(r.storage, plumbing.HEAD)
+	h, err = r.resolveRef(target, maxSymrefDepth-1) // HEAD was the first read
+	if errors.Is(err, ErrNotFound) {
+		return target, ZeroHash, ErrEmptyRepo
+	}
 	if err != nil {
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return name, ZeroHash, ErrEmptyRepo
-		}
 		return "", ZeroHash, fmt.Errorf("resolve HEAD: %w", err)
 	}
-	return name, fromPlumbing(resolved.Hash()), nil
+	return target, h, nil
 }
 
-// Ref returns the object a fully qualified ref points at, following symbolic
-// refs; ErrNotFound when it does not exist.
+// Ref returns the object a fully qualified ref (refs/... or HEAD) points
+// at, following symbolic refs; ErrNotFound when it does not exist.
 func (r *Repo) Ref(name string) (Hash, error) {
-	if h, ok := r.looseRef(name); ok {
-		return h, nil
-	}
-	ref, err := storer.ResolveReference(r.storage, plumbing.ReferenceName(name))
+	h, err := r.resolveRef(name, maxSymrefDepth)
 	if err != nil {
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return ZeroHash, fmt.Errorf("ref %s: %w", name, ErrNotFound)
-		}
 		return ZeroHash, fmt.Errorf("ref %s: %w", name, err)
 	}
-	return fromPlumbing(ref.Hash()), nil
+	return h, nil
 }
 
-// looseRef reads a branch or tag stored as a loose ref file straight from
-// disk: one open and read instead of go-git's path resolution, which matters
-// for servers that re-read a branch head on every request. Anything else
-// (packed or symbolic refs, other namespaces) is left to go-git.
-func (r *Repo) looseRef(name string) (Hash, bool) {
-	if !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") {
-		return ZeroHash, false
+// maxSymrefDepth is how many refs git reads to resolve one (refs.h
+// SYMREF_MAXDEPTH): HEAD -> a -> b -> c -> d is the longest chain.
+const maxSymrefDepth = 5
+
+// resolveRef follows name through symbolic refs to an object id, reading
+// at most reads refs.
+func (r *Repo) resolveRef(name string, reads int) (Hash, error) {
+	for i := 0; i < reads; i++ {
+		h, target, err := r.readRef(name)
+		if err != nil {
+			return ZeroHash, err
+		}
+		if target == "" {
+			return h, nil
+		}
+		name = target
 	}
-	if CheckRefName(name) != nil {
-		return ZeroHash, false
+	return ZeroHash, fmt.Errorf("symbolic refs nested deeper than %d", maxSymrefDepth)
+}
+
+// isRefName reports whether name may be read as a ref: HEAD, or a name
+// below refs/ that check-ref-format accepts. Nothing else is ever opened,
+// so no name can address a file outside the refs.
+func isRefName(name string) bool {
+	return name == "HEAD" || strings.HasPrefix(name, "refs/") && CheckRefName(name) == nil
+}
+
+// refFile returns the loose file of ref name. HEAD and the per-worktree
+// refs (refs/bisect/, refs/worktree/, refs/rewritten/) live in the git
+// directory of a worktree, every other ref in the common directory
+// (gitrepository-layout(5)); the two are one for all but linked worktrees.
+func (r *Repo) refFile(name string) string {
+	dir := r.commonDir
+	if name == "HEAD" || strings.HasPrefix(name, "refs/bisect/") || strings.HasPrefix(name, "refs/worktree/") || strings.HasPrefix(name, "refs/rewritten/") {
+		dir = r.gitDir
 	}
-	var buf [42]byte // a loose ref is 40 hex digits and a newline: a 42nd byte means it is not
-	n, err := readSmallFile(filepath.Join(r.commonDir, filepath.FromSlash(name)), buf[:])
-	if err != nil || n != 41 || buf[40] != '\n' {
-		return ZeroHash, false
+	return filepath.Join(dir, filepath.FromSlash(name))
+}
+
+// readRef reads the ref name without following it: its object id, or the
+// target of a symbolic ref. A loose ref file wins over packed-refs, as in
+// git. A ref that does not exist is ErrNotFound.
+func (r *Repo) readRef(name string) (Hash, string, error) {
+	if !isRefName(name) {
+		return ZeroHash, "", fmt.Errorf("%q is not a full ref name: %w", name, ErrNotFound)
 	}
-	return ParseHash(string(buf[:40]))
+	h, target, ok, err := readLooseRef(r.refFile(name))
+	if err != nil || ok {
+		return h, target, err
+	}
+	if name == "HEAD" {
+		return ZeroHash, "", ErrNotFound
+	}
+	packed, err := r.packed.load(filepath.Join(r.commonDir, "packed-refs"))
+	if err != nil {
+		return ZeroHash, "", err
+	}
+	if h, ok := packed.refs[name]; ok {
+		return h, "", nil
+	}
+	return ZeroHash, "", ErrNotFound
+}
+
+// looseRefLimit bounds a loose ref file: an id, or "ref: " and a name.
+const looseRefLimit = 64 << 10
+
+// readLooseRef reads a loose ref file as git's files backend does: 40 hex
+// digits (and white space after them), or "ref:" and the target's name.
+// ok is false when there is no such file (or a folder is in its place).
+// It reads a file with one open and one read in the common case, which
+// matters to servers that re-read a branch head on every request.
+func readLooseRef(path string) (h Hash, target string, ok bool, err error) {
+	var buf [256]byte
+	n, err := readSmallFile(path, buf[:])
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) {
+			return ZeroHash, "", false, nil
+		}
+		return ZeroHash, "", false, err
+	}
+	data := buf[:n]
+	if n == len(buf) { // a long symbolic ref
+		if data, err = readlimit.ReadFile(path, looseRefLimit); err != nil {
+			return ZeroHash, "", false, err
+		}
+	}
+	if rest, isSym := bytes.CutPrefix(data, []byte("ref:")); isSym {
+		target := string(bytes.TrimFunc(rest, func(c rune) bool { return c < 0x80 && isGitSpace(byte(c)) }))
+		if !isRefName(target) {
+			return ZeroHash, "", false, fmt.Errorf("%s: symbolic ref to %q, not a ref", path, target)
+		}
+		return ZeroHash, target, true, nil
+	}
+	if len(data) >= 40 && (len(data) == 40 || isGitSpace(data[40])) {
+		if h, ok := ParseHash(string(data[:40])); ok {
+			return h, "", true, nil
+		}
+	}
+	return ZeroHash, "", false, fmt.Errorf("%s: not a ref file (%q)", path, firstLine(data))
+}
+
+func firstLine(b []byte) []byte {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > 80 {
+		b = b[:80]
+	}
+	return b
+}
+
+// packedRefsLimit bounds packed-refs (a ref takes ~60 bytes: millions fit).
+const packedRefsLimit = 1 << 30
+
+// packedRefs is the parsed packed-refs file, kept while the file is the
+// same: git rewrites it by renaming a new file over it, so a file with
+// the same identity, size and time is the same content.
+type packedRefs struct {
+	mu     sync.Mutex
+	stat   os.FileInfo // of the parsed file; nil when it did not exist
+	loaded bool
+	cur    *packedRefList
+}
+
+// packedRefList is one version of packed-refs.
+type packedRefList struct {
+	refs  map[string]Hash
+	names []string // sorted
+}
+
+func (p *packedRefs) load(path string) (*packedRefList, error) {
+	fi, err := os.Stat(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loaded && sameFile(p.stat, fi) {
+		return p.cur, nil
+	}
+	list := &packedRefList{refs: map[string]Hash{}}
+	if fi != nil {
+		data, err := readlimit.ReadFile(path, packedRefsLimit)
+		if errors.Is(err, fs.ErrNotExist) {
+			fi = nil // removed since the stat; no packed refs
+		} else if err != nil {
+			return nil, fmt.Errorf("read packed-refs: %w", err)
+		} else if list, err = parsePackedRefs(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	p.stat, p.cur, p.loaded = fi, list, true
+	return list, nil
+}
+
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// parsePackedRefs reads packed-refs (gitrepository-layout(5)): a
+// "# pack-refs with:" header, "<id> <name>" lines, and "^<id>" lines
+// giving the peeled value of the tag before them (not needed here).
+func parsePackedRefs(data []byte) (*packedRefList, error) {
+	list := &packedRefList{refs: map[string]Hash{}}
+	sorted := true
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		id, name, ok := bytes.Cut(line, []byte(" "))
+		h, valid := ParseHash(string(id))
+		if !ok || !valid || len(name) == 0 {
+			return nil, fmt.Errorf("line %d: unexpected line %q", n, firstLine(line))
+		}
+		ref := string(name)
+		if _, dup := list.refs[ref]; !dup {
+			if k := len(list.names); k > 0 && list.names[k-1] >= ref {
+				sorted = false
+			}
+			list.names = append(list.names, ref)
+		}
+		list.refs[ref] = h
+	}
+	if !sorted {
+		sort.Strings(list.names)
+	}
+	return list, nil
 }
 
 // Refs lists the refs whose names start with prefix ("refs/tags/", ...),
-// sorted by name. Symbolic refs are left out.
+// loose and packed (a loose ref hiding a packed one of its name), sorted
+// by name. Symbolic refs, refs whose names git would refuse and loose ref
+// files that do not parse are left out, as git for-each-ref leaves them;
+// HEAD is not listed (Head reads it).
 func (r *Repo) Refs(prefix string) ([]Ref, error) {
-	it, err := r.storage.IterReferences()
+	dir := "refs"
+	if prefix != "" {
+		if !strings.HasPrefix(prefix, "refs/") {
+			return nil, fmt.Errorf("list refs %q: not below refs/", prefix)
+		}
+		dir = prefix[:strings.LastIndexByte(prefix, '/')]
+		if CheckRefName(dir) != nil {
+			return nil, fmt.Errorf("list refs %q: not a ref name prefix", prefix)
+		}
+	}
+	loose := map[string]Hash{}
+	hidden := map[string]bool{} // loose symbolic refs, hiding packed refs of their names
+	roots := []string{r.commonDir}
+	if r.gitDir != r.commonDir {
+		roots = append(roots, r.gitDir) // per-worktree refs
+	}
+	for _, root := range roots {
+		walkRoot := filepath.Join(root, filepath.FromSlash(dir))
+		err := filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			name := filepath.ToSlash(rel)
+			if !strings.HasPrefix(name, prefix) || !isRefName(name) || r.refFile(name) != path {
+				return nil
+			}
+			h, target, ok, err := readLooseRef(path)
+			switch {
+			case err != nil || !ok:
+				// A broken ref file, or one removed while listing.
+			case target != "":
+				hidden[name] = true
+			default:
+				loose[name] = h
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list refs: %w", err)
+		}
+	}
+	packed, err := r.packed.load(filepath.Join(r.commonDir, "packed-refs"))
 	if err != nil {
 		return nil, fmt.Errorf("list refs: %w", err)
 	}
-	defer it.Close()
-	var out []Ref
-	err = it.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() != plumbing.HashReference {
-			return nil
+	out := make([]Ref, 0, len(loose))
+	for name, h := range loose {
+		out = append(out, Ref{Name: name, Target: h})
+	}
+	for i := sort.SearchStrings(packed.names, prefix); i < len(packed.names) && strings.HasPrefix(packed.names[i], prefix); i++ {
+		name := packed.names[i]
+		if _, ok := loose[name]; !ok && !hidden[name] && isRefName(name) {
+			out = append(out, Ref{Name: name, Target: packed.refs[name]})
 		}
-		n := ref.Name().String()
-		if strings.HasPrefix(n, prefix) {
-			out = append(out, Ref{Name: n, Target: fromPlumbing(ref.Hash())})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list refs: %w", err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -146,7 +371,7 @@ func (r *Repo) UpdateRef(name string, newHash, oldHash Hash) error {
 	if newHash.IsZero() {
 		return fmt.Errorf("update ref %s: refusing to write the zero id", name)
 	}
-	path := filepath.Join(r.commonDir, filepath.FromSlash(name))
+	path := r.refFile(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return fmt.Errorf("update ref %s: %w", name, err)
 	}
@@ -165,16 +390,18 @@ func (r *Repo) UpdateRef(name string, newHash, oldHash Hash) error {
 			os.Remove(lock)
 		}
 	}()
-	cur, err := r.storage.Reference(plumbing.ReferenceName(name))
+	// The value as it is under the lock, not following a symbolic ref (a
+	// symbolic ref counts as existing with no id, so it is never replaced
+	// unknowingly).
+	have, _, err := r.readRef(name)
 	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
+	case errors.Is(err, ErrNotFound):
 		if !oldHash.IsZero() {
 			return fmt.Errorf("update ref %s: expected %s, but the ref does not exist: %w", name, oldHash, ErrRefChanged)
 		}
 	case err != nil:
 		return fmt.Errorf("update ref %s: read current value: %w", name, err)
 	default:
-		have := fromPlumbing(cur.Hash())
 		if oldHash.IsZero() {
 			return fmt.Errorf("update ref %s: already exists at %s: %w", name, have, ErrRefExists)
 		}
@@ -219,7 +446,7 @@ func (r *Repo) RemoveRefLock(name string) (bool, error) {
 	if err := CheckRefName(name); err != nil || !strings.HasPrefix(name, "refs/") {
 		return false, fmt.Errorf("remove lock of %q: not a full ref name", name)
 	}
-	lock := filepath.Join(r.commonDir, filepath.FromSlash(name)) + ".lock"
+	lock := r.refFile(name) + ".lock"
 	if err := os.Remove(lock); err != nil {
 		if os.IsNotExist(err) {
 			return false, nil

@@ -31,7 +31,7 @@ func (r *Repo) WatchRef(ctx context.Context, name string, ready func(bool), chan
 	if err := CheckRefName(name); err != nil {
 		return err
 	}
-	refPath := filepath.Join(r.commonDir, filepath.FromSlash(name))
+	refPath := r.refFile(name)
 	dir, base := filepath.Dir(refPath), filepath.Base(refPath)
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {

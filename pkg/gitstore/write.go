@@ -2,43 +2,28 @@ package gitstore
 
 import (
 	"fmt"
-	"io"
-	"sort"
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/gitpath"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // WriteBlob stores data as a blob and returns its id.
 func (r *Repo) WriteBlob(data []byte) (Hash, error) {
-	obj := r.storage.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return ZeroHash, fmt.Errorf("write blob: %w", err)
-	}
-	if _, err := w.Write(data); err != nil {
-		return ZeroHash, fmt.Errorf("write blob: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return ZeroHash, fmt.Errorf("write blob: %w", err)
-	}
-	return r.store(obj)
+	return r.writeObject(TypeBlob, data)
 }
 
-func (r *Repo) store(obj plumbing.EncodedObject) (Hash, error) {
-	h := obj.Hash()
-	if r.storage.HasEncodedObject(h) == nil {
-		return fromPlumbing(h), nil
+// writeObject stores an object as a loose object unless the repository
+// has it already (objects are content-addressed: the same id is the same
+// object).
+func (r *Repo) writeObject(t ObjectType, data []byte) (Hash, error) {
+	h := objectHash(t, data)
+	if r.hasObjectFast(h) {
+		return h, nil
 	}
-	got, err := r.storage.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("store %s: %w", obj.Type(), err)
+	if err := r.odb.writeLoose(h, t, data); err != nil {
+		return ZeroHash, fmt.Errorf("store %s: %w", t, err)
 	}
-	return fromPlumbing(got), nil
+	return h, nil
 }
 
 // CheckEntryName refuses a tree entry name (of an entry of mode mode) that
@@ -52,31 +37,19 @@ func CheckEntryName(name string, mode Mode) error {
 // WriteTree stores one tree level. Entries are sorted the way git sorts them
 // (directories compare as "name/"); duplicate or invalid names are refused.
 func (r *Repo) WriteTree(entries []TreeEntry) (Hash, error) {
-	es := append([]TreeEntry(nil), entries...)
-	sort.Slice(es, func(i, j int) bool { return treeKey(es[i]) < treeKey(es[j]) })
-	t := &object.Tree{}
-	for i, e := range es {
-		if err := CheckEntryName(e.Name, e.Mode); err != nil {
-			return ZeroHash, fmt.Errorf("write tree: %w", err)
-		}
-		if i > 0 && es[i-1].Name == e.Name {
-			return ZeroHash, fmt.Errorf("write tree: duplicate entry %q", e.Name)
-		}
-		t.Entries = append(t.Entries, object.TreeEntry{Name: e.Name, Mode: toFileMode(e.Mode), Hash: toPlumbing(e.Hash)})
+	body, err := EncodeTree(entries)
+	if err != nil {
+		return ZeroHash, err
 	}
-	obj := r.storage.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write tree: %w", err)
-	}
-	return r.store(obj)
+	return r.writeObject(TypeTree, body)
 }
 
-// identOf is the ident line git writes for s (ident.c fmt_ident): name and
+// identOf is the ident git writes for s (ident.c fmt_ident): name and
 // e-mail without leading and trailing "crud" (white space and . , : ; < > "
 // \ '), and without the newlines and angle brackets that would break the
 // line. So "Ann Example Jr." commits as "Ann Example Jr", as with git.
-func identOf(s Signature) object.Signature {
-	return object.Signature{Name: WithoutCrud(s.Name), Email: WithoutCrud(s.Email), When: s.When}
+func identOf(s Signature) Signature {
+	return Signature{Name: WithoutCrud(s.Name), Email: WithoutCrud(s.Email), When: s.When}
 }
 
 // WithoutCrud is git's strbuf_addstr_without_crud.
@@ -107,33 +80,12 @@ type CommitSpec struct {
 
 // WriteCommit stores a commit object.
 func (r *Repo) WriteCommit(c CommitSpec) (Hash, error) {
-	obj := r.storage.NewEncodedObject()
-	if err := commitObject(c).Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
-	}
-	return r.store(obj)
+	return r.writeObject(TypeCommit, encodeCommit(c))
 }
 
 // HashCommit returns the id WriteCommit would give c, writing nothing.
 func HashCommit(c CommitSpec) (Hash, error) {
-	obj := &plumbing.MemoryObject{}
-	if err := commitObject(c).Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("encode commit: %w", err)
-	}
-	return fromPlumbing(obj.Hash()), nil
-}
-
-func commitObject(c CommitSpec) *object.Commit {
-	oc := &object.Commit{
-		Author:    identOf(c.Author),
-		Committer: identOf(c.Committer),
-		Message:   c.Message,
-		TreeHash:  toPlumbing(c.Tree),
-	}
-	for _, p := range c.Parents {
-		oc.ParentHashes = append(oc.ParentHashes, toPlumbing(p))
-	}
-	return oc
+	return objectHash(TypeCommit, encodeCommit(c)), nil
 }
 
 // TagSpec is what WriteTag needs. Signer, when set, returns an armored
@@ -149,51 +101,22 @@ type TagSpec struct {
 
 // WriteTag stores an annotated tag object (it does not create the ref).
 func (r *Repo) WriteTag(t TagSpec) (Hash, error) {
-	var tt plumbing.ObjectType
-	switch t.TargetType {
-	case TypeCommit, "":
-		tt = plumbing.CommitObject
-	case TypeTree:
-		tt = plumbing.TreeObject
-	case TypeBlob:
-		tt = plumbing.BlobObject
-	case TypeTag:
-		tt = plumbing.TagObject
+	tt := t.TargetType
+	switch tt {
+	case "":
+		tt = TypeCommit
+	case TypeCommit, TypeTree, TypeBlob, TypeTag:
 	default:
 		return ZeroHash, fmt.Errorf("write tag: unknown target type %q", t.TargetType)
 	}
-	ot := &object.Tag{
-		Name:       t.Name,
-		Tagger:     identOf(t.Tagger),
-		Message:    t.Message,
-		TargetType: tt,
-		Target:     toPlumbing(t.Target),
-	}
+	sig := ""
 	if t.Signer != nil {
-		unsigned := r.storage.NewEncodedObject()
-		if err := ot.EncodeWithoutSignature(unsigned); err != nil {
-			return ZeroHash, fmt.Errorf("write tag: %w", err)
-		}
-		rd, err := unsigned.Reader()
-		if err != nil {
-			return ZeroHash, fmt.Errorf("write tag: %w", err)
-		}
-		payload, err := io.ReadAll(rd)
-		rd.Close()
-		if err != nil {
-			return ZeroHash, fmt.Errorf("write tag: %w", err)
-		}
-		sig, err := t.Signer(payload)
-		if err != nil {
+		var err error
+		if sig, err = t.Signer(encodeTag(t, tt, "")); err != nil {
 			return ZeroHash, fmt.Errorf("sign tag %s: %w", t.Name, err)
 		}
-		ot.PGPSignature = sig
 	}
-	obj := r.storage.NewEncodedObject()
-	if err := ot.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("write tag: %w", err)
-	}
-	return r.store(obj)
+	return r.writeObject(TypeTag, encodeTag(t, tt, sig))
 }
 
 // Change sets or deletes one path in a tree (ApplyChanges).

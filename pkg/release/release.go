@@ -9,6 +9,8 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitremote"
+	"github.com/dome-registry/dome/pkg/gitstore/gitsign"
 	"github.com/dome-registry/dome/pkg/registry"
 )
 
@@ -18,7 +20,7 @@ type Options struct {
 	Version       string // vX.Y.Z
 	Ref           string // the commit to release (default HEAD)
 	AllowBreaking string // a reason; empty means breaking changes need a major bump
-	Key           *gitstore.OpenPGPKey
+	Key           *gitsign.OpenPGPKey
 	Tagger        gitstore.Signature
 	Push          string // a remote name or URL; empty: do not push
 	// Reproduce, when set, proves that generation reproduces for the tool at
@@ -130,7 +132,7 @@ func Run(ctx context.Context, reg *registry.Registry, opts Options) (*Result, er
 	}
 	res.TagObject = h
 	if opts.Push != "" {
-		if err := reg.Repo().PushRef(ctx, opts.Push, "refs/tags/"+res.Tag); err != nil {
+		if err := gitremote.PushRef(ctx, reg.Repo(), opts.Push, "refs/tags/"+res.Tag); err != nil {
 			return res, fmt.Errorf("the tag %s was created locally but not pushed: %w", res.Tag, err)
 		}
 		res.Pushed = opts.Push

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitsign"
 	"github.com/dome-registry/dome/pkg/registry"
 )
 
@@ -64,9 +65,9 @@ func Verify(ctx context.Context, reg *registry.Registry, rel registry.Release, o
 		}
 	}()
 	if len(opts.Keyring) > 0 {
-		id, err := reg.Repo().VerifyTagSignature(rel.TagObject, opts.Keyring)
+		id, err := gitsign.VerifyTagSignature(reg.Repo(), rel.TagObject, opts.Keyring)
 		switch {
-		case errors.Is(err, gitstore.ErrUnsigned):
+		case errors.Is(err, gitsign.ErrUnsigned):
 			add("the tag is not signed")
 		case err != nil:
 			add("signature: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitworktree"
 	"github.com/dome-registry/dome/pkg/ledger"
 	"github.com/dome-registry/dome/pkg/readlimit"
 	"github.com/dome-registry/dome/pkg/signing"
@@ -80,9 +81,9 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 	// A target checked out in a worktree moves with it, or not at all:
 	// refused here, before any decision is recorded, when the worktree has
 	// changes or untracked files in the way.
-	move, err := repo.PrepareBranchMove(to, old, head)
+	move, err := gitworktree.PrepareBranchMove(repo, to, old, head)
 	if err != nil {
-		if errors.Is(err, gitstore.ErrWorktreeBusy) {
+		if errors.Is(err, gitworktree.ErrWorktreeBusy) {
 			return res, &errkind.InputError{Source: "--to", Field: to, Problem: err.Error(),
 				Hint: "commit or stash the changes there (or move the untracked files away), or promote to a ref that is not checked out"}
 		}
@@ -145,7 +146,7 @@ func Promote(repo *gitstore.Repo, r *Run, opts PromoteOptions) (*PromoteResult, 
 		return res, &errkind.CheckError{Problem: fmt.Sprintf("promotion of %s to %s refused: the evidence chain is incomplete (%d missing)", head.Short(), to, len(d.Missing)),
 			Details: d.Missing, Hint: "run the missing steps (dome stack validate --run " + st.RunID + " --tier ...), then promote again"}
 	}
-	if err := repo.MoveBranch(move); err != nil {
+	if err := gitworktree.MoveBranch(repo, move); err != nil {
 		if errors.Is(err, gitstore.ErrRefChanged) || errors.Is(err, gitstore.ErrRefExists) {
 			return res, &errkind.CheckError{Problem: fmt.Sprintf("fast-forward %s to %s: %v", to, head.Short(), err), Hint: "the target moved while promoting; run the command again"}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitworktree"
 )
 
 // WorktreeSkip returns the filter `propose --from-worktree` reads a worktree
@@ -26,7 +27,7 @@ func WorktreeSkip(repo *gitstore.Repo, base, dir string, excludes []string, noGi
 	var ignored func(string, bool) bool
 	var tracked []string // sorted paths of the base tree
 	if !noGitignore {
-		m, err := gitstore.IgnoreMatcher(dir)
+		m, err := gitworktree.IgnoreMatcher(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitsign"
 	"github.com/dome-registry/dome/pkg/registry"
 	"github.com/dome-registry/dome/pkg/release"
 )
@@ -191,7 +192,7 @@ func (h *Handler) releaseState(rel registry.Release) releaseRow {
 			row.Signed = true
 			row.Signature = "signed (not checked: the server has no keyring)"
 			if len(h.opts.Keyring) > 0 {
-				id, err := reg.Repo().VerifyTagSignature(rel.TagObject, h.opts.Keyring)
+				id, err := gitsign.VerifyTagSignature(reg.Repo(), rel.TagObject, h.opts.Keyring)
 				if err != nil {
 					row.Signature = "bad signature: " + err.Error()
 				} else {

@@ -1,4 +1,4 @@
-package gitstore_test
+package gitworktree_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/dome-registry/dome/internal/gittest"
 	"github.com/dome-registry/dome/pkg/gitstore"
+	"github.com/dome-registry/dome/pkg/gitstore/gitworktree"
 )
 
 // moveFixture: main at c1 checked out in the main worktree; c2 (a child of
@@ -42,11 +43,11 @@ func TestMoveBranch_CarriesACleanWorktree(t *testing.T) {
 	if err != nil || len(wts) != 1 || wts[0].Dir != g.Dir || wts[0].Linked {
 		t.Fatalf("CheckedOut = %+v, %v", wts, err)
 	}
-	m, err := r.PrepareBranchMove("refs/heads/main", c1, c2)
+	m, err := gitworktree.PrepareBranchMove(r, "refs/heads/main", c1, c2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.MoveBranch(m); err != nil {
+	if err := gitworktree.MoveBranch(r, m); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.TrimSpace(g.Git("rev-parse", "refs/heads/main")); got != c2.String() {
@@ -78,8 +79,8 @@ func TestPrepareBranchMove_RefusesABusyWorktree(t *testing.T) {
 			g, r, c1, c2 := moveFixture(t)
 			setup(g.Dir)
 			before := g.Git("status", "--porcelain")
-			_, err := r.PrepareBranchMove("refs/heads/main", c1, c2)
-			if !errors.Is(err, gitstore.ErrWorktreeBusy) || !strings.Contains(err.Error(), "refs/heads/main is checked out in "+g.Dir) {
+			_, err := gitworktree.PrepareBranchMove(r, "refs/heads/main", c1, c2)
+			if !errors.Is(err, gitworktree.ErrWorktreeBusy) || !strings.Contains(err.Error(), "refs/heads/main is checked out in "+g.Dir) {
 				t.Fatalf("err = %v", err)
 			}
 			if got := strings.TrimSpace(g.Git("rev-parse", "refs/heads/main")); got != c1.String() || g.Git("status", "--porcelain") != before {
@@ -100,11 +101,11 @@ func TestMoveBranch_LinkedWorktree(t *testing.T) {
 	if err != nil || len(wts) != 1 || !wts[0].Linked {
 		t.Fatalf("CheckedOut(side) = %+v, %v", wts, err)
 	}
-	m, err := r.PrepareBranchMove("refs/heads/side", c1, c2)
+	m, err := gitworktree.PrepareBranchMove(r, "refs/heads/side", c1, c2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.MoveBranch(m); err != nil {
+	if err := gitworktree.MoveBranch(r, m); err != nil {
 		t.Fatal(err)
 	}
 	if st := g.Git("-C", wt, "status", "--porcelain"); st != "" {
