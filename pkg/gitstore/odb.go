@@ -538,7 +538,7 @@ func (o *odb) readType(h Hash) (ObjectType, error) {
 	}
 	p, off, ok := o.locate(h)
 	if !ok {
-		t, _, err := o.readLoose(h)
+		t, _, err := o.readLooseObject(h, true)
 		return t, err
 	}
 	for depth := 0; depth < 10000; depth++ {
@@ -552,7 +552,7 @@ func (o *odb) readType(h Hash) (ObjectType, error) {
 		case packRefDelta:
 			bp, boff, ok := o.locate(baseID)
 			if !ok {
-				t, _, err := o.readLoose(baseID)
+				t, _, err := o.readLooseObject(baseID, true)
 				return t, err
 			}
 			p, off = bp, boff
@@ -804,7 +804,11 @@ func (o *odb) hasLoose(h Hash) bool {
 // readLoose reads objects/ab/cdef...: zlib("<type> <size>\x00<data>"),
 // from the first objects folder (the repository's, then its alternates)
 // that has it.
-func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
+func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) { return o.readLooseObject(h, false) }
+
+// readLooseObject reads a loose object, or only its type (data nil) when
+// typeOnly: a revision is peeled by its type before it is read whole.
+func (o *odb) readLooseObject(h Hash, typeOnly bool) (ObjectType, []byte, error) {
 	s := h.String()
 	var f *os.File
 	for _, dir := range o.objectDirs() {
@@ -840,6 +844,13 @@ func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) {
 	size, err := strconv.ParseInt(sizeStr, 10, 64)
 	if !ok || err != nil || size < 0 || size > maxObject {
 		return "", nil, fmt.Errorf("loose object %s: bad header %q", s, br)
+	}
+	if typeOnly {
+		switch ObjectType(typ) {
+		case TypeCommit, TypeTree, TypeBlob, TypeTag:
+			return ObjectType(typ), nil, nil
+		}
+		return "", nil, fmt.Errorf("loose object %s: unknown type %q", s, typ)
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(zr, data); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // node is one compiled (sub)schema.
@@ -34,8 +35,7 @@ type node struct {
 	unique      bool
 	minLen      *int
 	maxLen      *int
-	pattern     *regexp.Regexp
-	patternSrc  string
+	pattern     *pattern
 	minimum     *float64
 	maximum     *float64
 	exMinimum   *float64
@@ -52,9 +52,30 @@ type node struct {
 }
 
 type patProp struct {
-	re  *regexp.Regexp
-	src string
-	n   *node
+	re *pattern
+	n  *node
+}
+
+// pattern is a regular expression of a schema, compiled once, on its first
+// match when the schema is one of the binary's own (MustCompile: their
+// patterns are checked by TestEmbeddedSchemas), so that a command compiles
+// only the patterns of the fields its files have; a schema compiled from
+// input (Compile) has each compiled at once, so that a bad one is an error
+// there.
+type pattern struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// MatchString reports whether s matches the pattern.
+func (p *pattern) MatchString(s string) bool {
+	p.once.Do(func() {
+		if p.re == nil {
+			p.re = regexp.MustCompile(p.src)
+		}
+	})
+	return p.re.MatchString(s)
 }
 
 type compiler struct {
@@ -62,10 +83,34 @@ type compiler struct {
 	name  string
 	nodes map[string]*node // by JSON pointer, for $ref
 	refs  []*node
+	// lazy leaves patterns to their first match (MustCompile).
+	lazy     bool
+	patterns map[string]*pattern // one per source: schemas repeat their id patterns
 }
 
-func compileDoc(name string, doc any) (*node, error) {
-	c := &compiler{root: doc, name: name, nodes: map[string]*node{}}
+// pattern returns the compiled pattern of src, shared by every place of
+// the schema that has it.
+func (c *compiler) pattern(src string) (*pattern, error) {
+	if p, ok := c.patterns[src]; ok {
+		return p, nil
+	}
+	p := &pattern{src: src}
+	if !c.lazy {
+		re, err := regexp.Compile(src)
+		if err != nil {
+			return nil, err
+		}
+		p.re = re
+	}
+	if c.patterns == nil {
+		c.patterns = map[string]*pattern{}
+	}
+	c.patterns[src] = p
+	return p, nil
+}
+
+func compileDoc(name string, doc any, lazy bool) (*node, error) {
+	c := &compiler{root: doc, name: name, nodes: map[string]*node{}, lazy: lazy}
 	n, err := c.compile(doc, "")
 	if err != nil {
 		return nil, err
@@ -233,7 +278,7 @@ func (c *compiler) compile(v any, ptr string) (*node, error) {
 			}
 			sort.Strings(srcs)
 			for _, src := range srcs {
-				re, err := regexp.Compile(src)
+				re, err := c.pattern(src)
 				if err != nil {
 					return nil, c.errf(ptr, "patternProperties %q: %v", src, err)
 				}
@@ -241,7 +286,7 @@ func (c *compiler) compile(v any, ptr string) (*node, error) {
 				if err != nil {
 					return nil, err
 				}
-				n.patProps = append(n.patProps, patProp{re, src, sn})
+				n.patProps = append(n.patProps, patProp{re, sn})
 			}
 		case "propertyNames":
 			n.propNames, err = sub(k, x)
@@ -281,10 +326,9 @@ func (c *compiler) compile(v any, ptr string) (*node, error) {
 			if !ok {
 				return nil, c.errf(ptr, "pattern must be a string")
 			}
-			if n.pattern, err = regexp.Compile(s); err != nil {
+			if n.pattern, err = c.pattern(s); err != nil {
 				return nil, c.errf(ptr, "pattern %q: %v", s, err)
 			}
-			n.patternSrc = s
 		case "minimum":
 			n.minimum, err = number(x)
 		case "maximum":

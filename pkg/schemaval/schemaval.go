@@ -29,7 +29,7 @@ func Compile(name string, schemaJSON []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	root, err := compileDoc(name, doc)
+	root, err := compileDoc(name, doc, false)
 	if err != nil {
 		return nil, err
 	}
@@ -39,14 +39,15 @@ func Compile(name string, schemaJSON []byte) (*Schema, error) {
 // MustCompile is Compile for schemas embedded in the binary; it panics on an
 // invalid schema. It skips CheckJSON's strictness pass (duplicate keys,
 // trailing data), the slower half of a compile on every dome start that
-// reads a registry file: TestEmbeddedSchemas runs the full Compile over
-// every schema the packages embed.
+// reads a registry file, and compiles each pattern on its first match:
+// TestEmbeddedSchemas runs the full Compile over every schema the packages
+// embed.
 func MustCompile(name string, schemaJSON []byte) *Schema {
 	doc, err := decode(schemaJSON)
 	if err != nil {
 		panic(fmt.Errorf("schema %s: %w", name, err))
 	}
-	root, err := compileDoc(name, doc)
+	root, err := compileDoc(name, doc, true)
 	if err != nil {
 		panic(err)
 	}

@@ -296,7 +296,7 @@ func (v *validator) str(n *node, s string, loc []string) {
 		v.fail(loc, "maxLength: got %d, want %d", l, *n.maxLen)
 	}
 	if n.pattern != nil && !n.pattern.MatchString(s) {
-		v.fail(loc, "%q does not match pattern %q", s, n.patternSrc)
+		v.fail(loc, "%q does not match pattern %q", s, n.pattern.src)
 	}
 }
 
