@@ -501,8 +501,9 @@ func (s *Sandbox) watch(ctx context.Context, cmd *exec.Cmd, done <-chan error, s
 		killed = ReasonTimeout
 		// A fork bomb hovers at its limit as failed forks retry and
 		// children exit: count within 10% of it as reaching it.
-		res.Processes = countSandboxTasks(info)
-		if res.Processes >= l.Processes-max(1, l.Processes/10) {
+		want := l.Processes - max(1, l.Processes/10)
+		res.Processes = peakSandboxTasks(sandboxPID(info), want)
+		if res.Processes >= want {
 			killed = ReasonProcessLimit
 		}
 	case <-flood:

@@ -26,16 +26,37 @@ func readChildPID(r io.Reader) int {
 	return info.ChildPID
 }
 
+// sandboxPID is the pid of the sandbox's first process, which info
+// delivers (0 if it does not within a second).
+func sandboxPID(info <-chan int) int {
+	select {
+	case pid := <-info:
+		return pid
+	case <-time.After(time.Second):
+		return 0
+	}
+}
+
+// peakSandboxTasks is the most tasks countSandboxTasks sees in up to five
+// looks 5 ms apart, stopping at want: a fork bomb's count swings as failed
+// forks retry and children exit, and one look on a loaded machine can
+// catch it low.
+func peakSandboxTasks(pid, want int) int {
+	peak := 0
+	for i := 0; i < 5 && peak < want; i++ {
+		if i > 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		peak = max(peak, countSandboxTasks(pid))
+	}
+	return peak
+}
+
 // countSandboxTasks counts the tasks (processes and threads: what the
 // process limit counts) in the pid namespace of the sandbox whose first
-// process info delivers. It reads /proc, so it runs only when a run is
-// killed at its wall-time limit, to tell a fork bomb from a slow command.
-func countSandboxTasks(info <-chan int) int {
-	var pid int
-	select {
-	case pid = <-info:
-	case <-time.After(time.Second):
-	}
+// process is pid. It reads /proc, so it runs only when a run is killed at
+// its wall-time limit, to tell a fork bomb from a slow command.
+func countSandboxTasks(pid int) int {
 	if pid <= 0 {
 		return 0
 	}
