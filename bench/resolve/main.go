@@ -30,9 +30,11 @@ import (
 	"github.com/dome-registry/dome/internal/benchrun"
 )
 
-// goGitProbe is the source of the start-up floor program (a .txt file: only
-// pkg/gitstore may import go-git in this module, and the probe is built in
-// its own folder under bench/.work).
+// goGitProbe is the source of a program that links go-git and exits (a .txt
+// file: only pkg/gitstore's sub-packages may import go-git in this module,
+// and the probe is built in its own folder under bench/.work): the start-up
+// floor of dome-full, which links go-git; the front that answers registry
+// cat links none, so it is a baseline, not its floor.
 //
 //go:embed gogitprobe.go.txt
 var goGitProbe string
@@ -86,7 +88,8 @@ func main() {
 	}
 
 	// The start-up floor of any Go program that links go-git (the design's
-	// git library), which dome cannot go below for a single cold lookup.
+	// git library): dome-full's, and what a cold lookup cost while dome
+	// linked go-git on its read path.
 	probe := filepath.Join(*work, "gogit-startup")
 	if _, err := os.Stat(probe); err != nil {
 		src := filepath.Join(*work, "gogitprobe")
@@ -168,7 +171,7 @@ func main() {
 	for _, o := range others {
 		row("(a) the same, "+o.Label, single["other "+o.Label], single["git show"], single["cat-file"], "git cat-file blob")
 	}
-	t.Row("    a Go program linking go-git that exits at once", "", "", "", "", "", "", benchrun.Ms(single["go-git start-up"].Wall()), benchrun.Ms(single["go-git start-up"].CPU()), "dome's start-up floor")
+	t.Row("    a Go program linking go-git that exits at once", "", "", "", "", "", "", benchrun.Ms(single["go-git start-up"].Wall()), benchrun.Ms(single["go-git start-up"].CPU()), "baseline: dome-full's start-up floor")
 	row("(b) 1,000 lookups: resolve --batch vs a loop of git show", batches["batch"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
 	row(fmt.Sprintf("(b') the same, %d release tags first checked against their records", remembered), batches["first"], batches["git loop"], batches["cat-file --batch"], "git cat-file --batch")
 	t.Print(os.Stdout)
