@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":[\"inventory.example.com\"],\"auth_mode\":\"apiKey\",\"budgets\":{\"max_calls_by_family\":{\"items\":1000,\"stock\":1000},\"max_wall_seconds\":60},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"getItem\":{\"families\":[\"getItem\",\"items\"],\"method\":\"GET\",\"path\":\"/items/{sku}\",\"security\":[[\"apiKey\"]]},\"getStockLevel\":{\"families\":[\"getStockLevel\",\"stock\"],\"method\":\"GET\",\"path\":\"/stock/{warehouseId}/{sku}\",\"security\":[[\"apiKey\"]]},\"listItems\":{\"families\":[\"items\",\"listItems\"],\"method\":\"GET\",\"path\":\"/items\",\"security\":[[\"apiKey\"]]},\"listWarehouses\":{\"families\":[\"listWarehouses\",\"warehouses\"],\"method\":\"GET\",\"path\":\"/warehouses\",\"security\":[[\"apiKey\"]]}},\"profile_id\":\"readonly\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"apiKey\":{\"in\":\"header\",\"name\":\"X-Inventory-Key\",\"type\":\"apiKey\"}},\"servers\":[\"https://inventory.example.com/v1\"],\"tool_id\":\"inventory\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"b725835bd5eff77fac7943611bec492a0cc7b47d\",\"filtered_spec_digest\":\"sha256:609e81e56a588b982017898ac1a6c0774607a9fba7a818122560738550c0edae\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:6ad5b19af2c40c833c8fe1a2f3b3886ab2bad58a4446cda2d33de59197f2caf0\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"inventory\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"ec9fc37e1375006a784226f5a1ec52bd9a090f3b\",\"filtered_spec_digest\":\"sha256:609e81e56a588b982017898ac1a6c0774607a9fba7a818122560738550c0edae\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:6ad5b19af2c40c833c8fe1a2f3b3886ab2bad58a4446cda2d33de59197f2caf0\",\"profile_id\":\"readonly\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"inventory\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
@@ -375,6 +375,9 @@ class ToolClient:
         self._sleep = sleep if sleep is not None else time.sleep
         self._lock = threading.Lock()
         self._used: Dict[str, int] = {}
+        # What every call reads of the policy, read once.
+        self._wall: Optional[float] = p["budgets"]["max_wall_seconds"]
+        self._timeout: float = p["client"]["timeout_ms"] / 1000.0
         self._start = self._clock()
 
     def _mode_allows(self, scheme: str) -> bool:
@@ -398,7 +401,7 @@ class ToolClient:
         )
 
     def _remaining(self) -> Optional[float]:
-        lim = POLICY["budgets"]["max_wall_seconds"]
+        lim = self._wall
         if lim is None:
             return None
         return lim - (self._clock() - self._start)
@@ -463,13 +466,20 @@ class ToolClient:
                         creds.append(("header", "Authorization", s.get("scheme", "") + " " + v))
                 elif s["type"] in ("oauth2", "openIdConnect"):
                     creds.append(("header", "Authorization", "Bearer " + v))
-            plan = (op["method"], retries, [(f, budget[f]) for f in op["families"] if f in budget], auth, creds)
+            budgets = [(f, budget[f]) for f in op["families"] if f in budget]
+            # The credentials by where they go: headers (in order), query
+            # parameters, cookies; and whether a call has anything to be
+            # refused for or counted (else send skips _admit).
+            cred_headers = {name: value for where, name, value in creds if where == "header"}
+            cred_params = [(name, value) for where, name, value in creds if where == "query"]
+            cred_cookies = [value for where, _, value in creds if where == "cookie"]
+            admit = self._wall is not None or bool(budgets) or isinstance(auth, DomeError)
+            plan = (op["method"], retries, budgets, auth, creds, cred_headers, cred_params, cred_cookies, admit)
             self._plans[op_id] = plan
         return plan
 
     def _admit(self, op_id: str, plan: Tuple[Any, ...]) -> List[str]:
-        rem = self._remaining()
-        if rem is not None and rem <= 0:
+        if self._wall is not None and self._remaining() <= 0:  # type: ignore[operator]
             raise self._wall_error(op_id)
         auth = plan[3]
         if isinstance(auth, DomeError):
@@ -502,11 +512,12 @@ class ToolClient:
         if plan is None:
             plan = self._plan(op_id)
         params: List[Tuple[str, str]] = []
-        for k, v in query.items():
-            if v is None or k in self._own_query:
-                continue
-            for x in v if isinstance(v, (list, tuple)) else [v]:
-                params.append((k, _scalar(x)))
+        if query:
+            for k, v in query.items():
+                if v is None or k in self._own_query:
+                    continue
+                for x in v if isinstance(v, (list, tuple)) else [v]:
+                    params.append((k, _scalar(x)))
         target = self.base_url + path
         if not target.startswith(self._base_prefix):  # else the base URL's host, checked when the client was made
             try:
@@ -514,22 +525,21 @@ class ToolClient:
             except ValueError as e:
                 raise DomeError("host_not_allowed", op_id + ": " + str(e), operation=op_id) from None
             self._check_host(op_id, host)
-        self._admit(op_id, plan)
+        if plan[8]:
+            self._admit(op_id, plan)
         hdrs = dict(self._headers)
-        own = self._own_headers
-        for k, v in headers.items():
-            if v is not None:
-                lk = k.lower()
-                if lk not in own and lk != "cookie":
-                    hdrs[k] = _scalar(v)
-        cookies = self._cookies
-        for where, name, value in plan[4]:
-            if where == "header":
-                hdrs[name] = value
-            elif where == "query":
-                params.append((name, value))
-            else:
-                cookies = cookies + [value]
+        if headers:
+            own = self._own_headers
+            for k, v in headers.items():
+                if v is not None:
+                    lk = k.lower()
+                    if lk not in own and lk != "cookie":
+                        hdrs[k] = _scalar(v)
+        if plan[5]:
+            hdrs.update(plan[5])
+        if plan[6]:
+            params.extend(plan[6])
+        cookies = self._cookies + plan[7] if plan[7] else self._cookies
         if cookies:
             hdrs["Cookie"] = "; ".join(cookies)
         payload: Optional[bytes] = None
@@ -543,12 +553,13 @@ class ToolClient:
         method, retries = plan[0], plan[1]
         attempt = 0
         while True:
-            timeout = POLICY["client"]["timeout_ms"] / 1000.0
-            rem = self._remaining()
-            if rem is not None and rem < timeout:
-                timeout = rem
-            if timeout <= 0:
-                raise self._wall_error(op_id)
+            timeout = self._timeout
+            if self._wall is not None:
+                rem = self._remaining()
+                if rem is not None and rem < timeout:
+                    timeout = rem
+                if timeout <= 0:
+                    raise self._wall_error(op_id)
             result = None
             fail = None
             wait = 0.0
