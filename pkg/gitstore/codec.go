@@ -97,6 +97,21 @@ func parseHeaderID(kind, header string, value []byte) (Hash, error) {
 	return h, nil
 }
 
+// openingID reads the header that must open an object of kind: name and
+// an object id (a commit's tree, a tag's object).
+func (l *lineReader) openingID(kind, name string) (Hash, bool, error) {
+	line, last := l.next()
+	if len(line) == 0 || isBlankLine(line) {
+		return ZeroHash, last, malformed(kind, "missing "+name+" header")
+	}
+	key, value := splitHeader(line)
+	if key != name {
+		return ZeroHash, last, malformed(kind, name+" header must be first")
+	}
+	h, err := parseHeaderID(kind, name, value)
+	return h, last, err
+}
+
 // decodeCommit decodes a commit object's content. Like git (and go-git) it
 // takes tree first, the parents that follow it, then author and committer
 // only in their places; a header out of its place is ignored, the first
@@ -107,15 +122,7 @@ func decodeCommit(data []byte) (*commitObject, error) {
 	const kind = "commit"
 	c := &commitObject{encoding: "UTF-8"}
 	l := &lineReader{data: data}
-	line, last := l.next()
-	if len(line) == 0 || isBlankLine(line) {
-		return nil, malformed(kind, "missing tree header")
-	}
-	key, value := splitHeader(line)
-	if key != "tree" {
-		return nil, malformed(kind, "tree header must be first")
-	}
-	h, err := parseHeaderID(kind, "tree", value)
+	h, last, err := l.openingID(kind, "tree")
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +131,9 @@ func decodeCommit(data []byte) (*commitObject, error) {
 		return c, nil
 	}
 	// The parents that follow the tree line.
+	var line []byte
+	var key string
+	var value []byte
 	for {
 		line, last = l.next()
 		if len(line) == 0 {
@@ -223,15 +233,7 @@ func decodeTag(data []byte) (*tagObject, error) {
 	const kind = "tag"
 	t := &tagObject{}
 	l := &lineReader{data: data}
-	line, last := l.next()
-	if len(line) == 0 || isBlankLine(line) {
-		return nil, malformed(kind, "missing object header")
-	}
-	key, value := splitHeader(line)
-	if key != "object" {
-		return nil, malformed(kind, "object header must be first")
-	}
-	h, err := parseHeaderID(kind, "object", value)
+	h, last, err := l.openingID(kind, "object")
 	if err != nil {
 		return nil, err
 	}
@@ -239,11 +241,11 @@ func decodeTag(data []byte) (*tagObject, error) {
 	if last {
 		return t, nil
 	}
-	line, last = l.next()
+	line, last := l.next()
 	if len(line) == 0 || isBlankLine(line) {
 		return nil, malformed(kind, "missing type header")
 	}
-	key, value = splitHeader(line)
+	key, value := splitHeader(line)
 	if key != "type" {
 		return nil, malformed(kind, "type header must follow object")
 	}
