@@ -605,7 +605,10 @@ func (o *odb) readPacked(p *pack, off int64) (ObjectType, []byte, error) {
 			if err != nil {
 				return "", nil, err
 			}
-			if len(chain) > 0 {
+			// A chain's base is cached, and so is a whole tree: the
+			// lookups of one command walk the same folders again
+			// (the tool's folder for its tool.json, then for the file).
+			if len(chain) > 0 || t == TypeTree {
 				o.remember(cacheKey{cp, coff}, t, data)
 			}
 			bt, base = t, data
