@@ -21,17 +21,9 @@ func newRunExportOtelCommand(env *Env) *cli.Command {
 			if c.NArg() != 1 {
 				return usagef("name one run: dome run export-otel RUN")
 			}
-			repo, err := openRepo(c.Context, env, c)
+			l, err := existingRun(env, c, c.Args().First())
 			if err != nil {
 				return err
-			}
-			defer repo.Close()
-			l, err := runLayout(env, c, repo, c.Args().First())
-			if err != nil {
-				return err
-			}
-			if !fileExists(l.EventsDir()) {
-				return &errkind.InputError{Source: "RUN", Field: l.RunID, Problem: "no such run: " + l.Root + " has no events", Hint: "list runs with dome run status"}
 			}
 			endpoint := c.String("endpoint")
 			if endpoint == "" {

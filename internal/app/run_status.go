@@ -72,7 +72,7 @@ func runState(l stack.Layout) (*orchestrate.State, error) {
 		return nil, err
 	}
 	if !fileExists(l.EventsDir()) {
-		return nil, &errkind.InputError{Source: "RUN", Field: l.RunID, Problem: "no such run: " + l.Root + " has no events", Hint: "list runs with dome run status"}
+		return nil, noSuchRun(l)
 	}
 	rr, err := orchestrate.Replay(l)
 	if err != nil {
@@ -82,6 +82,29 @@ func runState(l stack.Layout) (*orchestrate.State, error) {
 }
 
 // runLayout is the layout of run id under --ops or <repo>/ops/runs.
+// existingRun is the layout of run id in the runs folder of --repo (or
+// --ops); a run without events is an *errkind.InputError.
+func existingRun(env *Env, c *cli.Context, id string) (stack.Layout, error) {
+	repo, err := openRepo(c.Context, env, c)
+	if err != nil {
+		return stack.Layout{}, err
+	}
+	defer repo.Close()
+	l, err := runLayout(env, c, repo, id)
+	if err != nil {
+		return l, err
+	}
+	if !fileExists(l.EventsDir()) {
+		return l, noSuchRun(l)
+	}
+	return l, nil
+}
+
+// noSuchRun says that the run l has no events.
+func noSuchRun(l stack.Layout) error {
+	return &errkind.InputError{Source: "RUN", Field: l.RunID, Problem: "no such run: " + l.Root + " has no events", Hint: "list runs with dome run status"}
+}
+
 func runLayout(env *Env, c *cli.Context, repo *gitstore.Repo, id string) (stack.Layout, error) {
 	if err := ledger.CheckRunID(id); err != nil {
 		return stack.Layout{}, &errkind.InputError{Source: "RUN", Field: id, Problem: err.Error()}
