@@ -38,13 +38,6 @@ func report(env *Env, err error) int {
 	return exitCode(err)
 }
 
-// maxMessage bounds one line of an error report (readcmd.Bounded).
-const maxMessage = 4096
-
-// bounded cuts s to maxMessage bytes at a rune boundary and says how much
-// was left out.
-func bounded(s string) string { return readcmd.Bounded(s) }
-
 // silentError carries an exit code for a command that already reported its
 // outcome on stdout/stderr (for example a check that printed its findings).
 type silentError struct{ code int }

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 )
@@ -62,16 +61,5 @@ func TestInterspersed_FlagWithoutValue_IsUsageError(t *testing.T) {
 		if !strings.Contains(err.Error(), "needs a value") {
 			t.Errorf("interspersed(%q): %v; want it to say the flag needs a value", in, err)
 		}
-	}
-}
-
-func TestBounded(t *testing.T) {
-	long := strings.Repeat("é", maxMessage) // 2 bytes each
-	got := bounded(long)
-	if len(got) > maxMessage+64 || !strings.HasSuffix(got, "more bytes not shown)") || !utf8.ValidString(got) {
-		t.Errorf("bounded: %d bytes, suffix %q", len(got), got[len(got)-40:])
-	}
-	if bounded("short") != "short" {
-		t.Error("a short message changed")
 	}
 }

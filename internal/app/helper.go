@@ -23,9 +23,7 @@ func findHelper(env *Env, name string) (string, error) {
 
 // installHint says how to install the helper name of this dome's version
 // (latest for a development build).
-func installHint(name string) string {
-	return "install it beside dome: " + buildinfo.InstallCommand(name) + " (the release archive ships it next to dome)"
-}
+func installHint(name string) string { return buildinfo.InstallHint(name) }
 
 // runHelper runs the helper at path with args (its environment is dome's),
 // its output going to stdout and stderr, and passes its exit code on: 0 is

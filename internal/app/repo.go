@@ -41,10 +41,6 @@ func openRegistry(ctx context.Context, env *Env, c *cli.Context) (*registry.Regi
 	return readcmd.Registry(repo, env.Getenv, env.WorkDir, env.Stderr), nil
 }
 
-// knownTagsPath is the file of the release tags dome has read
-// (readcmd.KnownTagsPath).
-func knownTagsPath(env *Env) string { return readcmd.KnownTagsPath(env.Getenv, env.WorkDir) }
-
 // knownTags opens the memory of release tags; a failure to write it is a
 // warning (once), never a reason not to read the registry.
 func knownTags(env *Env) *knowntags.Store {

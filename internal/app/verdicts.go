@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/buildinfo"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/specfilter"
 )
@@ -40,7 +41,7 @@ func verdictCache(env *Env) specfilter.VerdictCache {
 	if err != nil {
 		return nil
 	}
-	bi := readBuildInfo()
+	bi := buildinfo.Read()
 	id := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%v\x00%s\x00%d\x00%d", bi.Version, bi.Commit, bi.Modified, exe, st.Size(), st.ModTime().UnixNano()))
 	return &verdictDir{dir: filepath.Join(cacheDir(env), "verdicts", hex.EncodeToString(id[:12]))}
 }

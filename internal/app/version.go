@@ -11,9 +11,6 @@ import (
 // domeVersion is the version dome records in manifests and logs.
 func domeVersion() string { return buildinfo.String() }
 
-// readBuildInfo is what dome version prints.
-func readBuildInfo() buildinfo.Info { return buildinfo.Read() }
-
 func newVersionCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:        "version",
@@ -32,6 +29,3 @@ func newVersionCommand(env *Env) *cli.Command {
 func runVersion(_ context.Context, env *Env, asJSON bool) error {
 	return readcmd.Version(env.Stdout, asJSON)
 }
-
-// domeModule is the Go module dome and its helper programs install from.
-const domeModule = buildinfo.Module

@@ -90,3 +90,9 @@ func InstallCommand(name string) string {
 	}
 	return "go install " + Module + "/cmd/" + name + "@" + v
 }
+
+// InstallHint says how to install the program name (dome-full, a helper)
+// beside dome, at this build's version.
+func InstallHint(name string) string {
+	return "install it beside dome: " + InstallCommand(name) + " (the release archive ships it next to dome)"
+}

@@ -20,12 +20,10 @@ func HandOff(args []string) int {
 		exe, _ := os.Executable()
 		readcmd.PrintError(os.Stderr, &errkind.InputError{Source: FullProgram,
 			Problem: fmt.Sprintf("%s was run as %s: it is dome's front, which hands commands to %s", exe, FullProgram, FullProgram),
-			Hint:    "install the full command set: " + buildinfo.InstallCommand(FullProgram) + " (the release archive ships it next to dome)"}, false)
+			Hint:    buildinfo.InstallHint(FullProgram)}, false)
 		return readcmd.ExitUsage
 	}
-	path, err := helperexec.Find(FullProgram, os.Getenv, func(name string) string {
-		return "install dome's full command set beside dome: " + buildinfo.InstallCommand(name) + " (the release archive ships it next to dome)"
-	})
+	path, err := helperexec.Find(FullProgram, os.Getenv, buildinfo.InstallHint)
 	if err != nil {
 		readcmd.PrintError(os.Stderr, err, false)
 		return readcmd.ExitCode(err)

@@ -68,18 +68,18 @@ func PrintError(w io.Writer, err error, usage bool) {
 	}
 }
 
-// maxMessage bounds one line of an error report. Messages that quote
+// MaxMessage bounds one line of an error report. Messages that quote
 // input (a schema, a value, a library's dump of both) are summarised where
 // they are made; this is the backstop for every other one.
-const maxMessage = 4096
+const MaxMessage = 4096
 
-// Bounded cuts s to maxMessage bytes at a rune boundary and says how much
+// Bounded cuts s to MaxMessage bytes at a rune boundary and says how much
 // was left out.
 func Bounded(s string) string {
-	if len(s) <= maxMessage {
+	if len(s) <= MaxMessage {
 		return s
 	}
-	cut := maxMessage
+	cut := MaxMessage
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
