@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":[\"petstore.example.com\"],\"auth_mode\":\"any\",\"budgets\":{\"max_calls_by_family\":{\"pets\":10,\"store\":5},\"max_wall_seconds\":30},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"createPet\":{\"families\":[\"createPet\",\"pets\"],\"method\":\"POST\",\"path\":\"/pets\",\"security\":[[\"apiKey\"]]},\"deletePet\":{\"families\":[\"admin\",\"deletePet\",\"pets\"],\"method\":\"DELETE\",\"path\":\"/pets/{petId}\",\"security\":[[\"adminToken\",\"apiKey\"]]},\"placeOrder\":{\"families\":[\"placeOrder\",\"store\"],\"method\":\"POST\",\"path\":\"/store/orders\",\"security\":[[\"apiKey\"]]},\"updatePet\":{\"families\":[\"pets\",\"updatePet\"],\"method\":\"PATCH\",\"path\":\"/pets/{petId}\",\"security\":[[\"apiKey\"]]}},\"profile_id\":\"highrisk\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"adminToken\":{\"scheme\":\"bearer\",\"type\":\"http\"},\"apiKey\":{\"in\":\"header\",\"name\":\"X-API-Key\",\"type\":\"apiKey\"}},\"servers\":[\"https://petstore.example.com/v1\"],\"tool_id\":\"petstore\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"ec9fc37e1375006a784226f5a1ec52bd9a090f3b\",\"filtered_spec_digest\":\"sha256:7ba945505b8e9cbc05d9b9c902a210fefa108fc5fff73bf3d10fd012cd504462\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:e24f870e90cd90a2f31fe34a23e382ee3d18cbeb76596b64f3e964d58cb17c13\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"petstore\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"9e6daafdee716453593b43fa5274d7f9a343294d\",\"filtered_spec_digest\":\"sha256:7ba945505b8e9cbc05d9b9c902a210fefa108fc5fff73bf3d10fd012cd504462\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:e24f870e90cd90a2f31fe34a23e382ee3d18cbeb76596b64f3e964d58cb17c13\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"petstore\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
@@ -474,7 +474,8 @@ class ToolClient:
             cred_params = [(name, value) for where, name, value in creds if where == "query"]
             cred_cookies = [value for where, _, value in creds if where == "cookie"]
             admit = self._wall is not None or bool(budgets) or isinstance(auth, DomeError)
-            plan = (op["method"], retries, budgets, auth, creds, cred_headers, cred_params, cred_cookies, admit)
+            # (method, retries, budgets, auth, credential headers, query parameters, cookies, admit)
+            plan = (op["method"], retries, budgets, auth, cred_headers, cred_params, cred_cookies, admit)
             self._plans[op_id] = plan
         return plan
 
@@ -525,7 +526,7 @@ class ToolClient:
             except ValueError as e:
                 raise DomeError("host_not_allowed", op_id + ": " + str(e), operation=op_id) from None
             self._check_host(op_id, host)
-        if plan[8]:
+        if plan[7]:
             self._admit(op_id, plan)
         hdrs = dict(self._headers)
         if headers:
@@ -535,11 +536,11 @@ class ToolClient:
                     lk = k.lower()
                     if lk not in own and lk != "cookie":
                         hdrs[k] = _scalar(v)
+        if plan[4]:
+            hdrs.update(plan[4])
         if plan[5]:
-            hdrs.update(plan[5])
-        if plan[6]:
-            params.extend(plan[6])
-        cookies = self._cookies + plan[7] if plan[7] else self._cookies
+            params.extend(plan[5])
+        cookies = self._cookies + plan[6] if plan[6] else self._cookies
         if cookies:
             hdrs["Cookie"] = "; ".join(cookies)
         payload: Optional[bytes] = None
