@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -49,11 +48,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "dome: cannot read the working directory: %v\n", err)
 		return ExitUsage
 	}
-	// dome is a short-lived CLI: trade memory for fewer collections unless
-	// the user tuned the collector.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	readcmd.ShortLived(os.Getenv)
 	env := &Env{
 		Stdin:     stdin,
 		Stdout:    stdout,

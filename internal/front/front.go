@@ -26,8 +26,6 @@ package front
 import (
 	"context"
 	"io"
-	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/dome-registry/dome/internal/readcmd"
@@ -77,11 +75,7 @@ func Main(ctx context.Context, env Env, full Full) int {
 	case cmdVersion:
 		return report(env, readcmd.Version(env.Stdout, cl.json))
 	case cmdRegistryCat:
-		// dome is a short-lived command: the full command set trades
-		// memory for fewer collections the same way.
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(400)
-		}
+		readcmd.ShortLived(env.Getenv)
 		repo, err := readcmd.OpenLocal(env.WorkDir, cl.repo)
 		if err != nil {
 			return report(env, err)
