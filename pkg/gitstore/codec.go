@@ -97,19 +97,44 @@ func parseHeaderID(kind, header string, value []byte) (Hash, error) {
 	return h, nil
 }
 
-// openingID reads the header that must open an object of kind: name and
-// an object id (a commit's tree, a tag's object).
-func (l *lineReader) openingID(kind, name string) (Hash, bool, error) {
+// requiredHeader reads the header that must come next in an object of
+// kind, name and its value; rule says where it belongs ("must be first").
+func (l *lineReader) requiredHeader(kind, name, rule string) ([]byte, bool, error) {
 	line, last := l.next()
 	if len(line) == 0 || isBlankLine(line) {
-		return ZeroHash, last, malformed(kind, "missing "+name+" header")
+		return nil, last, malformed(kind, "missing "+name+" header")
 	}
 	key, value := splitHeader(line)
 	if key != name {
-		return ZeroHash, last, malformed(kind, name+" header must be first")
+		return nil, last, malformed(kind, name+" header "+rule)
+	}
+	return value, last, nil
+}
+
+// openingID reads the header that must open an object of kind: name and
+// an object id (a commit's tree, a tag's object).
+func (l *lineReader) openingID(kind, name string) (Hash, bool, error) {
+	value, last, err := l.requiredHeader(kind, name, "must be first")
+	if err != nil {
+		return ZeroHash, last, err
 	}
 	h, err := parseHeaderID(kind, name, value)
 	return h, last, err
+}
+
+// header reads the next header line of a commit; done when the headers
+// end: with the object, or at the blank line before the message, which it
+// puts in msg.
+func (l *lineReader) header(msg *string) (line []byte, last, done bool) {
+	line, last = l.next()
+	if len(line) == 0 {
+		return nil, last, true
+	}
+	if isBlankLine(line) {
+		*msg = string(l.rest())
+		return nil, last, true
+	}
+	return line, last, false
 }
 
 // decodeCommit decodes a commit object's content. Like git (and go-git) it
@@ -134,13 +159,9 @@ func decodeCommit(data []byte) (*commitObject, error) {
 	var line []byte
 	var key string
 	var value []byte
+	var done bool
 	for {
-		line, last = l.next()
-		if len(line) == 0 {
-			return c, nil
-		}
-		if isBlankLine(line) {
-			c.message = string(l.rest())
+		if line, last, done = l.header(&c.message); done {
 			return c, nil
 		}
 		key, value = splitHeader(line)
@@ -159,12 +180,7 @@ func decodeCommit(data []byte) (*commitObject, error) {
 	}
 	// The author right after them, then the committer right after it.
 	for _, want := range []string{"author", "committer"} {
-		line, last = l.next()
-		if len(line) == 0 {
-			return c, nil
-		}
-		if isBlankLine(line) {
-			c.message = string(l.rest())
+		if line, last, done = l.header(&c.message); done {
 			return c, nil
 		}
 		key, value = splitHeader(line)
@@ -186,12 +202,7 @@ func decodeCommit(data []byte) (*commitObject, error) {
 	var cont *string
 	sawEncoding, sawMergeTag := false, false
 	for {
-		line, last = l.next()
-		if len(line) == 0 {
-			return c, nil
-		}
-		if isBlankLine(line) {
-			c.message = string(l.rest())
+		if line, last, done = l.header(&c.message); done {
 			return c, nil
 		}
 		if line[0] == ' ' {
@@ -241,13 +252,9 @@ func decodeTag(data []byte) (*tagObject, error) {
 	if last {
 		return t, nil
 	}
-	line, last := l.next()
-	if len(line) == 0 || isBlankLine(line) {
-		return nil, malformed(kind, "missing type header")
-	}
-	key, value := splitHeader(line)
-	if key != "type" {
-		return nil, malformed(kind, "type header must follow object")
+	value, last, err := l.requiredHeader(kind, "type", "must follow object")
+	if err != nil {
+		return nil, err
 	}
 	switch tt := ObjectType(value); tt {
 	// go-git accepts the two pack-only delta types too; so does dome, to
@@ -260,24 +267,19 @@ func decodeTag(data []byte) (*tagObject, error) {
 	if last {
 		return t, nil
 	}
-	line, last = l.next()
-	if len(line) == 0 || isBlankLine(line) {
-		return nil, malformed(kind, "missing tag header")
-	}
-	key, value = splitHeader(line)
-	if key != "tag" {
-		return nil, malformed(kind, "tag header must follow type")
+	if value, last, err = l.requiredHeader(kind, "tag", "must follow type"); err != nil {
+		return nil, err
 	}
 	t.name = string(value)
 	if last {
 		return t, nil
 	}
-	line, last = l.next()
+	line, last := l.next()
 	if len(line) == 0 {
 		return t, nil
 	}
 	if !isBlankLine(line) {
-		if key, value = splitHeader(line); key == "tagger" {
+		if key, value := splitHeader(line); key == "tagger" {
 			t.tagger = decodeSignature(value)
 		}
 		// Other headers up to the blank line are ignored.
