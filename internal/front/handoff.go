@@ -12,9 +12,10 @@ import (
 
 // HandOff runs the full command set, found where dome finds its helper
 // programs (pkg/helperexec: $DOME_EXEC_PATH, beside the running dome,
-// $PATH), with args: on Unix it replaces this process (same process id,
-// signals, standard streams and exit code; nothing of the front stays
-// behind), elsewhere it runs it as a child and passes its exit code on.
+// $PATH), with args, by replacing this process (same process id, signals,
+// standard streams and exit code; nothing of the front stays behind). dome
+// runs on Unix only (docs/deploy.md: no Windows build), so exec is always
+// there.
 func HandOff(args []string) int {
 	if os.Getenv(EnvHandedOff) != "" {
 		exe, _ := os.Executable()
