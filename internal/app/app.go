@@ -118,7 +118,7 @@ func namedCommand(args []string) (name string, ok bool) {
 		case "--version", "-version", "-v", "--v":
 			version = true
 			continue
-		case "--" + flagJSON, "-" + flagJSON, "--" + flagQuiet, "-" + flagQuiet, "-q", "--q":
+		case "--" + flagJSON, "-" + flagJSON, "--" + flagQuiet, "-" + flagQuiet, "-" + readcmd.FlagQuietShort, "--" + readcmd.FlagQuietShort:
 			continue
 		case "--" + flagRepo, "-" + flagRepo:
 			i++ // its value

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 
+	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/urfave/cli/v2"
 )
@@ -10,9 +11,9 @@ import (
 // Global flags are accepted before or after the command name:
 // "dome --json resolve x" and "dome resolve x --json" mean the same.
 const (
-	flagRepo  = "repo"
-	flagJSON  = "json"
-	flagQuiet = "quiet"
+	flagRepo  = readcmd.FlagRepo
+	flagJSON  = readcmd.FlagJSON
+	flagQuiet = readcmd.FlagQuiet
 )
 
 func globalFlags() []cli.Flag {
@@ -22,7 +23,7 @@ func globalFlags() []cli.Flag {
 		// --repo given before the command (repoTarget reads it last).
 		&cli.StringFlag{Name: flagRepo, Usage: "registry repository: a path (worktree or bare) or a URL (file://, https://, ssh://, git://); default: $DOME_REPO, else the repo containing the working directory"},
 		&cli.BoolFlag{Name: flagJSON, Usage: "machine-readable output on stdout"},
-		&cli.BoolFlag{Name: flagQuiet, Aliases: []string{"q"}, Usage: "print only errors"},
+		&cli.BoolFlag{Name: flagQuiet, Aliases: []string{readcmd.FlagQuietShort}, Usage: "print only errors"},
 	}
 }
 
@@ -47,7 +48,7 @@ func repoTarget(c *cli.Context, env *Env) string {
 			return ctx.String(flagRepo)
 		}
 	}
-	return env.Getenv("DOME_REPO")
+	return env.Getenv(readcmd.EnvRepo)
 }
 
 // globalBool returns a global bool flag set at any level of the command line.

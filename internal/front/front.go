@@ -138,10 +138,10 @@ func parse(args []string, getenv func(string) string) (cl commandLine, ok bool) 
 		}
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
 		switch {
-		case name == "json" && !hasValue:
+		case name == readcmd.FlagJSON && !hasValue:
 			cl.json = true
-		case (name == "quiet" || name == "q") && !hasValue:
-		case name == "repo":
+		case (name == readcmd.FlagQuiet || name == readcmd.FlagQuietShort) && !hasValue:
+		case name == readcmd.FlagRepo:
 			if !hasValue {
 				if i+1 == len(args) {
 					return cl, false
@@ -159,7 +159,7 @@ func parse(args []string, getenv func(string) string) (cl commandLine, ok bool) 
 		return cl, false
 	}
 	if repos == 0 {
-		cl.repo = getenv("DOME_REPO")
+		cl.repo = getenv(readcmd.EnvRepo)
 	}
 	if cl.repo != "" && gitstore.IsURL(cl.repo) {
 		return cl, false // a remote: its transports live in the full command set

@@ -32,6 +32,17 @@ import (
 	"github.com/dome-registry/dome/pkg/registry"
 )
 
+// The global flags every dome command takes, before or after the command
+// name, and the variable --repo falls back to: the full command set defines
+// them, the front reads them by these names.
+const (
+	FlagRepo       = "repo"
+	FlagJSON       = "json"
+	FlagQuiet      = "quiet"
+	FlagQuietShort = "q"
+	EnvRepo        = "DOME_REPO"
+)
+
 // Exit codes, documented in the README.
 const (
 	ExitOK    = 0 // success
