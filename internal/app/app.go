@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -157,7 +156,7 @@ func appWith(env *Env, cmds []*cli.Command) *cli.App {
 		// dome maps errors to exit codes itself (report); urfave must not exit.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{&errkind.InputError{Problem: flagProblem(err), Hint: helpHint("dome")}}
+			return usageError{Err: &errkind.InputError{Problem: flagProblem(err), Hint: helpHint("dome")}}
 		},
 		Commands: cmds,
 		Action: func(c *cli.Context) error {
@@ -221,16 +220,11 @@ func commands(env *Env) []*cli.Command {
 	return cmds
 }
 
-// usageError marks bad usage: unknown flags, missing arguments.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
+// usageError marks bad usage: unknown flags, missing arguments (exit 2,
+// and a pointer to the help).
+type usageError = readcmd.UsageError
 
 // usagef returns a usage error (exit 2).
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return readcmd.Usagef(format, a...) }
 
-func isUsage(err error) bool {
-	var u usageError
-	return errors.As(err, &u)
-}
+func isUsage(err error) bool { return readcmd.IsUsage(err) }

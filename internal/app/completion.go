@@ -27,7 +27,7 @@ func newCompletionCommand(env *Env) *cli.Command {
 func runCompletion(_ context.Context, env *Env, shell string) error {
 	script, err := completion.Write(shell, completionTree(newApp(env)))
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	_, err = env.Stdout.Write(script)
 	return err

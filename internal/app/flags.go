@@ -144,7 +144,7 @@ func flagWords(flags []cli.Flag, args []string, i int, path string) (int, error)
 		return 1, nil
 	}
 	if i+1 >= len(args) || args[i+1] == "--" || isFlagOf(flags, args[i+1]) {
-		return 0, usageError{&errkind.InputError{Source: cmdSource(path), Problem: "flag " + dashes(args[i]) + " needs a value", Hint: helpHint(path)}}
+		return 0, usageError{Err: &errkind.InputError{Source: cmdSource(path), Problem: "flag " + dashes(args[i]) + " needs a value", Hint: helpHint(path)}}
 	}
 	return 2, nil
 }

@@ -32,7 +32,7 @@ func newHelpCommand(env *Env) *cli.Command {
 				}
 				if found == nil {
 					path := strings.Join(append([]string{"dome"}, names[:i]...), " ")
-					return usageError{&errkind.InputError{
+					return usageError{Err: &errkind.InputError{
 						Source:  "help",
 						Problem: fmt.Sprintf("no command %q in %q (commands: %s)", name, path, commandNames(cmds)),
 						Hint:    "run '" + path + " --help'",

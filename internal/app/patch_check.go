@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
@@ -56,7 +57,7 @@ func runPatchCheck(_ context.Context, env *Env, repo *gitstore.Repo, opts patchC
 	if opts.Fuzz < 0 {
 		return usagef("--fuzz must not be negative")
 	}
-	ps, err := readPatches(env, opts.Patches, opts.Strip, opts.MaxSize)
+	ps, err := patchcmd.ReadPatches(env.patch(), opts.Patches, opts.Strip, opts.MaxSize)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func runPatchCheck(_ context.Context, env *Env, repo *gitstore.Repo, opts patchC
 	if rev == "" {
 		rev = "HEAD"
 	}
-	baseCommit, baseTree, err := resolveBase(repo, "--base", rev)
+	baseCommit, baseTree, err := patchcmd.ResolveBase(repo, "--base", rev)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func runPatchCheck(_ context.Context, env *Env, repo *gitstore.Repo, opts patchC
 		r := patchCheckResult{Source: p.Source, Subject: p.Header.Subject, Files: res.Files, Conflicts: res.Conflicts}
 		var ce *patch.ConflictError
 		if err != nil && !errors.As(err, &ce) {
-			return namePatch(err, p.Source)
+			return patchcmd.NamePatch(err, p.Source)
 		}
 		if ce == nil {
 			r.Applies = true

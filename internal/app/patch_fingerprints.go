@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/urfave/cli/v2"
@@ -33,7 +34,7 @@ func newPatchFingerprintsCommand(env *Env) *cli.Command {
 					return err
 				}
 				defer repo.Close()
-				h, _, err := resolveBase(repo, "--base", base)
+				h, _, err := patchcmd.ResolveBase(repo, "--base", base)
 				if err != nil {
 					return err
 				}
@@ -55,7 +56,7 @@ func runPatchFingerprints(env *Env, opts patchFingerprintsOptions) error {
 	if _, ok := patch.ParseOID(opts.Base); !ok {
 		return &errkind.InputError{Source: "--base", Field: opts.Base, Problem: "base_ref must be a full commit SHA"}
 	}
-	ps, err := readPatches(env, opts.Patches, opts.Strip, opts.MaxSize)
+	ps, err := patchcmd.ReadPatches(env.patch(), opts.Patches, opts.Strip, opts.MaxSize)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 
+	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/urfave/cli/v2"
 )
@@ -39,7 +40,7 @@ func runPatchID(env *Env, opts patchIDOptions) error {
 	}
 	results := []patchIDResult{}
 	for _, n := range names {
-		data, err := readInput(env, n, opts.MaxSize)
+		data, err := patchcmd.ReadInput(env.patch(), n, opts.MaxSize)
 		if err != nil {
 			return err
 		}

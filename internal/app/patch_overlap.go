@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/urfave/cli/v2"
 )
@@ -35,7 +36,7 @@ func newPatchOverlapCommand(env *Env) *cli.Command {
 
 // mergedPatch reads one input as a single change (all its messages).
 func mergedPatch(env *Env, name string, strip int, max int64) (*patch.Patch, error) {
-	ps, err := readPatches(env, []string{name}, strip, max)
+	ps, err := patchcmd.ReadPatches(env.patch(), []string{name}, strip, max)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func newServeProbeCommand(env *Env) *cli.Command {
 			if u == "" {
 				var err error
 				if u, err = readyURL(c.String("addr")); err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 			}
 			return runServeProbe(c.Context, env, serveProbeOptions{URL: u, Timeout: c.Duration("timeout")})
@@ -73,7 +73,7 @@ func runServeProbe(ctx context.Context, env *Env, opts serveProbeOptions) error 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)

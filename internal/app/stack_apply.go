@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/stack"
 	"github.com/urfave/cli/v2"
@@ -47,11 +48,11 @@ func stackApplyOptionsFor(env *Env, policy *stack.Policy, created, cmd string) (
 	if err != nil {
 		return stack.ApplyOptions{}, err
 	}
-	author, err := signature(env, "AUTHOR", "", "", "")
+	author, err := patchcmd.Signature(env.patch(), "AUTHOR", "", "", "")
 	if err != nil {
 		return stack.ApplyOptions{}, err
 	}
-	committer, err := signature(env, "COMMITTER", "", "", "")
+	committer, err := patchcmd.Signature(env.patch(), "COMMITTER", "", "", "")
 	if err != nil {
 		return stack.ApplyOptions{}, err
 	}

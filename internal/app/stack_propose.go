@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/gitstore"
 	"github.com/dome-registry/dome/pkg/patch"
@@ -146,7 +147,7 @@ func runStackPropose(_ context.Context, env *Env, repo *gitstore.Repo, l stack.L
 		}
 		po.Files, po.FromFiles, po.DiffSource = files, true, opts.FromWorktree
 	} else {
-		data, err := readInput(env, opts.Patch, patch.DefaultMaxBytes)
+		data, err := patchcmd.ReadInput(env.patch(), opts.Patch, patch.DefaultMaxBytes)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/errkind"
 	"github.com/dome-registry/dome/pkg/readlimit"
@@ -82,13 +83,7 @@ func tooLarge(arg string, limit int64) error {
 	return &errkind.InputError{Source: sourceName(arg), Problem: "more than the limit of " + readlimit.Size(limit) + " for this input", Hint: "give the file itself (not a device or an endless stream); dome reads inputs of this kind up to that size"}
 }
 
-func pathErr(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
+func pathErr(err error) string { return readcmd.PathErr(err) }
 
 // canonicalInputError turns a canonicalization error into an InputError that
 // names the file and the line, column and byte of the fault. data is the

@@ -31,7 +31,7 @@ func wireUsage(cmds []*cli.Command, path string) {
 func wireCommand(c *cli.Command, path string) {
 	c.HideHelpCommand = true // "dome help [command...]" is the one help command
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return usageError{&errkind.InputError{Source: cmdSource(path), Problem: flagProblem(err), Hint: helpHint(path)}}
+		return usageError{Err: &errkind.InputError{Source: cmdSource(path), Problem: flagProblem(err), Hint: helpHint(path)}}
 	}
 	required := takeRequired(c.Flags)
 	_, maxArgs := argsRange(c.ArgsUsage)
@@ -50,20 +50,20 @@ func wireCommand(c *cli.Command, path string) {
 	c.Action = func(ctx *cli.Context) error {
 		for _, name := range required {
 			if !ctx.IsSet(name) {
-				return usageError{&errkind.InputError{Source: cmdSource(path), Problem: "missing required flag --" + name, Hint: helpHint(path)}}
+				return usageError{Err: &errkind.InputError{Source: cmdSource(path), Problem: "missing required flag --" + name, Hint: helpHint(path)}}
 			}
 		}
 		if maxArgs == 0 && len(c.Subcommands) > 0 && ctx.NArg() > 0 {
 			// dome serve probe: a word after a command with subcommands
 			// of its own is a misspelt subcommand more likely than an argument.
-			return usageError{&errkind.InputError{
+			return usageError{Err: &errkind.InputError{
 				Source:  cmdSource(path),
 				Problem: fmt.Sprintf("unknown command %q (commands: %s)", ctx.Args().First(), commandNames(c.Subcommands)),
 				Hint:    helpHint(path),
 			}}
 		}
 		if maxArgs >= 0 && ctx.NArg() > maxArgs {
-			return usageError{strayArgs(path, c.ArgsUsage, ctx.Args().Slice(), maxArgs)}
+			return usageError{Err: strayArgs(path, c.ArgsUsage, ctx.Args().Slice(), maxArgs)}
 		}
 		return action(ctx)
 	}
@@ -76,7 +76,7 @@ func groupAction(c *cli.Command, path string) cli.ActionFunc {
 		if !ctx.Args().Present() {
 			return cli.ShowSubcommandHelp(ctx)
 		}
-		return usageError{&errkind.InputError{
+		return usageError{Err: &errkind.InputError{
 			Source:  cmdSource(path),
 			Problem: fmt.Sprintf("unknown command %q (commands: %s)", ctx.Args().First(), commandNames(c.Subcommands)),
 			Hint:    helpHint(path),

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
@@ -68,6 +69,32 @@ func ExitCode(err error) int {
 		return ExitUsage
 	}
 	return ExitCheck
+}
+
+// UsageError marks bad usage: unknown flags, missing arguments (exit 2,
+// and PrintError points to the help).
+type UsageError struct{ Err error }
+
+func (u UsageError) Error() string { return u.Err.Error() }
+func (u UsageError) Unwrap() error { return u.Err }
+
+// Usagef returns a usage error.
+func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
+
+// IsUsage reports whether err is, or wraps, a usage error.
+func IsUsage(err error) bool {
+	var u UsageError
+	return errors.As(err, &u)
+}
+
+// PathErr is the reason of a file system error without the path, which
+// the caller names itself.
+func PathErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // PrintError prints err as "dome: <what failed>: <why>", the details of a

@@ -10,7 +10,11 @@ import (
 	"testing"
 
 	"github.com/dome-registry/dome/internal/gittest"
+	"github.com/dome-registry/dome/pkg/patch/charsets"
 )
+
+// The tests read mail as dome-full does: in every charset.
+func init() { UseCharsets(charsets.Decode) }
 
 // tf is a test file: content and mode (0 = 100644).
 type tf struct {

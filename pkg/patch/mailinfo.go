@@ -2,10 +2,12 @@ package patch
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
-	"golang.org/x/text/encoding/ianaindex"
+	"github.com/dome-registry/dome/pkg/errkind"
 )
 
 // The mail of one format-patch message is read as `git am` reads it (git's
@@ -278,6 +280,22 @@ func decodeB(s string) string {
 	return b.String()
 }
 
+// A Decoder converts s from the charset named charset to UTF-8; known is
+// false for a charset it does not know.
+type Decoder func(charset, s string) (out string, known bool, err error)
+
+var charsetDecoder atomic.Pointer[Decoder]
+
+// UseCharsets makes the mail reader convert text in every charset dec
+// knows (pkg/patch/charsets.Decode knows the IANA MIME names). Without it
+// only UTF-8 and ASCII mail is read, and mail in another charset is an
+// error that wraps ErrNoCharsets.
+func UseCharsets(dec Decoder) { charsetDecoder.Store(&dec) }
+
+// ErrNoCharsets is wrapped by the error for mail in a charset other than
+// UTF-8 and ASCII when no Decoder was given (UseCharsets).
+var ErrNoCharsets = errors.New("no charset conversion in this program")
+
 // toUTF8 converts s from charset as git am does (its metainfo charset is
 // UTF-8); UTF-8, ASCII and an empty charset need nothing.
 func (m *mailState) toUTF8(s, charset string) (string, error) {
@@ -285,11 +303,16 @@ func (m *mailState) toUTF8(s, charset string) (string, error) {
 	case "", "utf-8", "utf8", "us-ascii", "ascii":
 		return s, nil
 	}
-	enc, err := ianaindex.MIME.Encoding(charset)
-	if err != nil || enc == nil {
+	dec := charsetDecoder.Load()
+	if dec == nil {
+		err := m.errf("cannot convert from charset %q to UTF-8: %v", charset, ErrNoCharsets)
+		err.(*errkind.InputError).Err = ErrNoCharsets
+		return "", err
+	}
+	out, known, err := (*dec)(charset, s)
+	if !known {
 		return "", m.errf("cannot convert from charset %q to UTF-8", charset)
 	}
-	out, err := enc.NewDecoder().String(s)
 	if err != nil {
 		return "", m.errf("cannot convert from charset %q to UTF-8: %v", charset, err)
 	}

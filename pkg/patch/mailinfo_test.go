@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dome-registry/dome/internal/gittest"
+	"github.com/dome-registry/dome/pkg/errkind"
 )
 
 const mailDiff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n"
@@ -220,5 +222,32 @@ func TestParseDate(t *testing.T) {
 	}
 	if _, err := ParseDate("yesterday"); err == nil {
 		t.Error("ParseDate accepted yesterday")
+	}
+}
+
+// Without a Decoder only UTF-8 and ASCII mail is read: mail in another
+// charset is an input error that wraps ErrNoCharsets (the front hands such
+// a series to dome-full), and UTF-8 mail reads the same as with one.
+func TestMailWithoutCharsets(t *testing.T) {
+	saved := charsetDecoder.Load()
+	charsetDecoder.Store(nil)
+	t.Cleanup(func() { charsetDecoder.Store(saved) })
+	latin1 := "From 0123456789012345678901234567890123456789 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.com>\nSubject: [PATCH] x\nContent-Type: text/plain; charset=ISO-8859-1\n\nFran\xe7ois\n---\n" + mailDiff
+	_, err := Parse([]byte(latin1), ParseOptions{Source: "latin1.patch"})
+	if !errors.Is(err, ErrNoCharsets) || !errkind.IsInput(err) || !strings.Contains(err.Error(), `"ISO-8859-1"`) {
+		t.Fatalf("Latin-1 mail without charsets: %v", err)
+	}
+	word := strings.Replace(latin1, "Subject: [PATCH] x\nContent-Type: text/plain; charset=ISO-8859-1\n\nFran\xe7ois", "Subject: [PATCH] =?ISO-8859-1?Q?Fran=E7ois?=\n\nbody", 1)
+	if _, err := Parse([]byte(word), ParseOptions{Source: "word.patch"}); !errors.Is(err, ErrNoCharsets) {
+		t.Fatalf("an RFC 2047 Latin-1 word without charsets: %v", err)
+	}
+	utf8 := strings.Replace(latin1, "ISO-8859-1\n\nFran\xe7ois", "UTF-8\n\nFran\xc3\xa7ois", 1)
+	ps, err := Parse([]byte(utf8), ParseOptions{Source: "utf8.patch"})
+	if err != nil || len(ps) != 1 || !strings.Contains(ps[0].Header.Message(), "François") {
+		t.Fatalf("UTF-8 mail without charsets: %v %+v", err, ps)
+	}
+	charsetDecoder.Store(saved)
+	if _, err := Parse([]byte(latin1), ParseOptions{Source: "latin1.patch"}); err != nil {
+		t.Fatalf("Latin-1 mail with charsets: %v", err)
 	}
 }
