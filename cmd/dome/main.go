@@ -1,8 +1,9 @@
 // Command dome turns a git repository into a trustworthy tool registry.
 //
 // This program is dome's front (internal/front): it answers dome --version,
-// dome version and dome registry cat itself and hands every other command
-// to dome-full, installed beside it, which holds the whole command set.
+// dome version, dome registry cat and dome patch apply itself and hands
+// every other command to dome-full, installed beside it, which holds the
+// whole command set.
 package main
 
 import (

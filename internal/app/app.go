@@ -12,6 +12,8 @@ import (
 
 	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
+	"github.com/dome-registry/dome/pkg/patch"
+	"github.com/dome-registry/dome/pkg/patch/charsets"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -63,6 +65,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 // Run runs dome in env.
 func Run(ctx context.Context, env *Env, args []string) int {
+	// Mail in every charset (the front, which does not link them, hands a
+	// series that needs them to this program).
+	patch.UseCharsets(charsets.Decode)
 	a := newAppFor(env, args)
 	if helpWanted(a, args) {
 		loadHelpAs(a.Commands, terminalHelp)

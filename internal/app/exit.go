@@ -11,9 +11,6 @@ import (
 // exitCode maps an error to dome's exit code: nil -> 0, bad usage or an
 // *errkind.InputError -> 2, a failed check or anything else -> 1.
 func exitCode(err error) int {
-	if isUsage(err) {
-		return ExitUsage
-	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) && ec.ExitCode() == ExitUsage {
 		return ExitUsage

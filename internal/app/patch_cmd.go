@@ -3,7 +3,6 @@ package app
 import (
 	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/pkg/patch"
-	"github.com/dome-registry/dome/pkg/patch/charsets"
 	"github.com/urfave/cli/v2"
 )
 
@@ -54,7 +53,3 @@ func patchApplyFlags() []cli.Flag {
 func (e *Env) patch() *patchcmd.Env {
 	return &patchcmd.Env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: e.Getenv, Now: e.Now, WorkDir: e.WorkDir}
 }
-
-// Mail in every charset: the front hands a series that needs this to
-// dome-full (pkg/patch/charsets).
-func init() { patch.UseCharsets(charsets.Decode) }

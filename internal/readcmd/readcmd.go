@@ -59,13 +59,13 @@ func ShortLived(getenv func(string) string) {
 	}
 }
 
-// ExitCode maps an error to dome's exit code: nil -> 0, an
+// ExitCode maps an error to dome's exit code: nil -> 0, bad usage or an
 // *errkind.InputError -> 2, anything else -> 1.
 func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errkind.IsInput(err):
+	case IsUsage(err), errkind.IsInput(err):
 		return ExitUsage
 	}
 	return ExitCheck

@@ -250,3 +250,9 @@ func (r *Repo) dropTreeCache() {
 // suits long runs of lookups over one history (batches, indexes), whose
 // chains overlap; a few lookups are faster without it.
 func (r *Repo) KeepDeltaChains() { r.odb.keepChains.Store(true) }
+
+// LimitCache bounds the cache of resolved packed objects (delta bases and
+// whole trees) to about bytes instead of 192 MiB, for a process that must
+// stay small, such as one applying a long patch series that reads each
+// base file once. Call it before the first read.
+func (r *Repo) LimitCache(bytes int) { r.odb.budget = max(bytes, 1) }

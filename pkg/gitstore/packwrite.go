@@ -34,12 +34,18 @@ import (
 //
 // Each object is compressed as it is written, so the writer holds the
 // pack's bytes (about a third of the objects' on source code) rather than
-// the objects; Read inflates a pending one again.
+// the objects; Read inflates a pending one again. Past spillAt bytes they
+// go on to the pack's temporary file, so that a long series does not hold
+// its whole pack in memory either: Read reads them back from there.
 type PackWriter struct {
 	r      *Repo
 	objs   []pendingObject
 	byHash map[Hash]int
 	size   int // compressed bytes pending
+	inMem  int // of which held in memory (the rest is in spill)
+
+	spill    *os.File // the pack being written: a header to fill in, then entries
+	spillEnd int64
 
 	zw  *zlib.Writer
 	buf bytes.Buffer
@@ -53,15 +59,23 @@ type PackWriter struct {
 	recentSize int
 }
 
-const recentBudget = 4 << 20
+// recentBudget holds a series' working set (a 500-patch series over 2,000
+// files rereads a few hundred kilobytes of trees and blobs) without
+// holding the series.
+const recentBudget = 256 << 10
 
 type pendingObject struct {
 	typ   ObjectType
 	h     Hash
 	size  int
-	entry []byte // the pack entry: header and zlib data
+	entry []byte // the pack entry: header and zlib data; nil once spilled
+	off   int64  // where the entry is in spill
+	n     int    // the entry's length
 	crc   uint32
 }
+
+// spillAt is the most pending pack bytes a writer holds in memory.
+const spillAt = 256 << 10
 
 // NewPackWriter returns an empty writer into r.
 func (r *Repo) NewPackWriter() *PackWriter {
@@ -96,10 +110,60 @@ func (w *PackWriter) Write(t ObjectType, data []byte) (Hash, error) {
 	w.crc.Reset()
 	w.crc.Write(entry)
 	w.byHash[h] = len(w.objs)
-	w.objs = append(w.objs, pendingObject{typ: t, h: h, size: len(data), entry: entry, crc: w.crc.Sum32()})
+	w.objs = append(w.objs, pendingObject{typ: t, h: h, size: len(data), entry: entry, n: len(entry), crc: w.crc.Sum32()})
 	w.size += len(entry)
+	w.inMem += len(entry)
 	w.keepRecent(h, data)
+	if w.inMem > spillAt {
+		if err := w.spillEntries(); err != nil {
+			return ZeroHash, err
+		}
+	}
 	return h, nil
+}
+
+// spillEntries writes the entries held in memory to the pack's temporary
+// file, creating it (with room for the header) the first time.
+func (w *PackWriter) spillEntries() error {
+	if w.spill == nil {
+		dir := filepath.Join(w.r.odb.dir, "pack")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write pack: %w", err)
+		}
+		f, err := os.CreateTemp(dir, "tmp_pack_")
+		if err != nil {
+			return fmt.Errorf("write pack: %w", err)
+		}
+		w.spill, w.spillEnd = f, 12
+	}
+	var buf []byte
+	for i := range w.objs {
+		o := &w.objs[i]
+		if o.entry == nil {
+			continue
+		}
+		o.off = w.spillEnd + int64(len(buf))
+		buf = append(buf, o.entry...)
+		o.entry = nil
+	}
+	if _, err := w.spill.WriteAt(buf, w.spillEnd); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	w.spillEnd += int64(len(buf))
+	w.inMem = 0
+	return nil
+}
+
+// entry returns the pack entry of o, from memory or from the spill file.
+func (w *PackWriter) entry(o pendingObject) ([]byte, error) {
+	if o.entry != nil {
+		return o.entry, nil
+	}
+	b := make([]byte, o.n)
+	if _, err := w.spill.ReadAt(b, o.off); err != nil {
+		return nil, fmt.Errorf("read pending %s %s: %w", o.typ, o.h, err)
+	}
+	return b, nil
 }
 
 func (w *PackWriter) keepRecent(h Hash, data []byte) {
@@ -130,8 +194,12 @@ func (w *PackWriter) Read(h Hash) (ObjectType, []byte, bool) {
 	if d, ok := w.recent[h]; ok {
 		return o.typ, bytes.Clone(d), true
 	}
+	entry, err := w.entry(o)
+	if err != nil {
+		return "", nil, false
+	}
 	data := make([]byte, o.size)
-	zr, err := zlib.NewReader(bytes.NewReader(o.entry[len(objectHeader(o.typ, o.size)):]))
+	zr, err := zlib.NewReader(bytes.NewReader(entry[len(objectHeader(o.typ, o.size)):]))
 	if err != nil {
 		return "", nil, false
 	}
@@ -139,6 +207,19 @@ func (w *PackWriter) Read(h Hash) (ObjectType, []byte, bool) {
 		return "", nil, false
 	}
 	return o.typ, data, true
+}
+
+// ReadTree returns the entries of a tree written and not yet flushed.
+func (w *PackWriter) ReadTree(h Hash) ([]TreeEntry, error) {
+	t, data, ok := w.Read(h)
+	if !ok || t != TypeTree {
+		return nil, fmt.Errorf("tree %s: %w", h, ErrNotFound)
+	}
+	es, err := parseTree(data)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h, err)
+	}
+	return es, nil
 }
 
 // Has reports whether h is pending.
@@ -263,7 +344,7 @@ func (w *PackWriter) Flush() error {
 	if err := w.r.odb.rescan(); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	w.objs, w.byHash, w.size = nil, map[Hash]int{}, 0
+	w.objs, w.byHash, w.size, w.inMem = nil, map[Hash]int{}, 0, 0
 	w.recent, w.recentFIFO, w.recentSize = nil, nil, 0
 	return nil
 }
@@ -272,9 +353,13 @@ func (w *PackWriter) Flush() error {
 // temporary file; it returns the file, the pack's checksum and where each
 // object went.
 func (w *PackWriter) writePack(dir string) (string, Hash, []packEntry, error) {
-	f, err := os.CreateTemp(dir, "tmp_pack_")
-	if err != nil {
-		return "", ZeroHash, nil, fmt.Errorf("write pack: %w", err)
+	f := w.spill
+	w.spill = nil
+	if f == nil {
+		var err error
+		if f, err = os.CreateTemp(dir, "tmp_pack_"); err != nil {
+			return "", ZeroHash, nil, fmt.Errorf("write pack: %w", err)
+		}
 	}
 	name := f.Name()
 	fail := func(err error) (string, Hash, []packEntry, error) {
@@ -282,23 +367,37 @@ func (w *PackWriter) writePack(dir string) (string, Hash, []packEntry, error) {
 		os.Remove(name)
 		return "", ZeroHash, nil, fmt.Errorf("write pack: %w", err)
 	}
-	sum := sha1.New()
-	out := &countingWriter{w: io.MultiWriter(f, sum)}
 	var hdr [12]byte
 	copy(hdr[:4], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(len(w.objs)))
-	if _, err := out.Write(hdr[:]); err != nil {
+	if _, err := f.WriteAt(hdr[:], 0); err != nil {
 		return fail(err)
 	}
+	sum := sha1.New()
+	// The spilled entries are in the file already: they count into the
+	// checksum as they are read back.
+	spilled := max(w.spillEnd, 12)
+	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, spilled)); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Seek(spilled, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	out := &countingWriter{w: io.MultiWriter(f, sum), n: spilled}
 	entries := make([]packEntry, 0, len(w.objs))
 	bw := bufio.NewWriterSize(out, 256<<10)
 	for _, o := range w.objs {
+		if o.entry == nil {
+			entries = append(entries, packEntry{h: o.h, off: o.off, crc: o.crc})
+			continue
+		}
 		entries = append(entries, packEntry{h: o.h, off: out.n + int64(bw.Buffered()), crc: o.crc})
 		if _, err := bw.Write(o.entry); err != nil {
 			return fail(err)
 		}
 	}
+	w.spillEnd = 0
 	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,8 @@ package gitstore_test
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,4 +103,75 @@ func mustRead(t *testing.T, w *gitstore.PackWriter, h gitstore.Hash) []byte {
 		t.Fatalf("%s not pending", h)
 	}
 	return data
+}
+
+// A pack bigger than the writer keeps in memory goes on to its temporary
+// file as it grows: pending objects still read back (from memory, from the
+// file, and past the writer's cache of recent objects), trees too, and the
+// flushed pack is one git verifies, with no temporary file left.
+func TestPackWriterSpills(t *testing.T) {
+	g, _ := fixture(t)
+	r, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.NewPackWriter()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ids []gitstore.Hash
+	var blobs [][]byte
+	for i := range 200 { // 200 x 8 KB that do not compress: 1.6 MB
+		b := make([]byte, 8<<10)
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		b = append(b, fmt.Sprint(i)...)
+		id, err := w.WriteBlob(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, blobs = append(ids, id), append(blobs, b)
+	}
+	tree, err := w.WriteTree([]gitstore.TreeEntry{{Name: "first", Mode: gitstore.ModeFile, Hash: ids[0]}, {Name: "last", Mode: gitstore.ModeFile, Hash: ids[199]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, _ := filepath.Glob(filepath.Join(g.Dir, ".git", "objects", "pack", "tmp_pack_*"))
+	if len(tmp) != 1 {
+		t.Fatalf("temporary packs while writing: %v", tmp)
+	}
+	for _, i := range []int{0, 1, 100, 198, 199} {
+		if !bytes.Equal(mustRead(t, w, ids[i]), blobs[i]) {
+			t.Errorf("pending blob %d reads back changed", i)
+		}
+	}
+	if es, err := w.ReadTree(tree); err != nil || len(es) != 2 || es[1].Hash != ids[199] {
+		t.Errorf("pending tree: %v %v", es, err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(g.Dir, ".git", "objects", "pack", "tmp_*")); len(tmp) != 0 {
+		t.Errorf("left behind: %v", tmp)
+	}
+	for _, i := range []int{0, 150, 199} {
+		if got, err := r.ReadBlob(ids[i]); err != nil || !bytes.Equal(got, blobs[i]) {
+			t.Errorf("blob %d after Flush: %v", i, err)
+		}
+	}
+	idx, _ := filepath.Glob(filepath.Join(g.Dir, ".git", "objects", "pack", "pack-*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("packs: %v", idx)
+	}
+	g.Git("verify-pack", idx[0])
+	if got := g.Git("cat-file", "-s", ids[100].String()); got != fmt.Sprint(len(blobs[100])) {
+		t.Errorf("git reads blob 100 as %s bytes", got)
+	}
+	// A second batch through the same writer starts a new file.
+	if _, err := w.WriteBlob([]byte("after\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	g.Git("fsck", "--strict")
 }

@@ -2,11 +2,13 @@ package patch
 
 import (
 	"bytes"
-	"compress/zlib"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/zlib"
 )
 
 // maxBinarySize bounds the inflated size of one binary patch.
@@ -58,37 +60,71 @@ func (p *parser) binaryBlock() (*Binary, error) {
 	b.Size = n
 	start := p.i + 1
 	p.i++
-	var raw []byte
+	end := p.i
+	for end < len(p.lines) && p.lines[end] != "\n" && p.lines[end] != "" {
+		end++
+	}
+	raw := make([]byte, 0, (end-p.i)*52)
 	for p.i < len(p.lines) {
 		l := strings.TrimSuffix(p.lines[p.i], "\n")
 		p.i++
 		if l == "" {
 			break
 		}
-		dec, err := decode85Line(l)
-		if err != nil {
+		if raw, err = decode85Line(raw, l); err != nil {
 			return nil, p.errf(p.i, "binary patch: %v", err)
 		}
-		raw = append(raw, dec...)
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return nil, p.errf(start, "binary patch: %v", err)
 	}
-	var out bytes.Buffer
-	if _, err := io.Copy(&out, io.LimitReader(zr, n+1)); err != nil {
+	// Exactly the size the header gives: one byte more is an error, and
+	// reading past the data checks the stream's checksum. The buffer is
+	// made whole at once only when the data can hold that much (deflate
+	// expands at most ~1032 times): a header may lie.
+	var out []byte
+	var got int64
+	if n <= int64(len(raw))*1032+64 {
+		out = make([]byte, n+1)
+		var m int
+		m, err = io.ReadFull(zr, out)
+		got, out = int64(m), out[:m:m]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = nil
+		}
+	} else {
+		var w bytes.Buffer
+		got, err = io.Copy(&w, io.LimitReader(zr, n+1))
+		out = w.Bytes()
+	}
+	if err != nil {
 		return nil, p.errf(start, "binary patch: inflate: %v", err)
 	}
-	if int64(out.Len()) != n {
-		return nil, p.errf(start, "binary patch: inflated %d bytes, the header says %d", out.Len(), n)
+	if got != n {
+		return nil, p.errf(start, "binary patch: inflated %d bytes, the header says %d", got, n)
 	}
-	b.Data = out.Bytes()
+	b.Data = out
 	return &b, nil
 }
 
 const b85chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
 
-func b85value(c byte) int { return strings.IndexByte(b85chars, c) }
+// b85value is c's value in b85chars, or -1.
+func b85value(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'A' && c <= 'Z':
+		return int(c-'A') + 10
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 36
+	}
+	if i := strings.IndexByte(b85chars[62:], c); i >= 0 {
+		return 62 + i
+	}
+	return -1
+}
 
 // decode85Line decodes one line of git's base85: a length character
 // ('A'-'Z' = 1-26, 'a'-'z' = 27-52) then 5 characters per 4 bytes.
@@ -101,7 +137,7 @@ func quoteASCII(c byte) string {
 	return fmt.Sprintf("byte 0x%02x", c)
 }
 
-func decode85Line(l string) ([]byte, error) {
+func decode85Line(dst []byte, l string) ([]byte, error) {
 	if len(l) < 6 {
 		return nil, fmt.Errorf("line %q too short", l)
 	}
@@ -118,7 +154,7 @@ func decode85Line(l string) ([]byte, error) {
 	if len(enc) != (n+3)/4*5 {
 		return nil, fmt.Errorf("line of %d characters for %d bytes", len(enc), n)
 	}
-	out := make([]byte, 0, (n+3)/4*4)
+	out := slices.Grow(dst, (n+3)/4*4)
 	for i := 0; i < len(enc); i += 5 {
 		var acc uint64
 		for j := 0; j < 5; j++ {
@@ -133,7 +169,7 @@ func decode85Line(l string) ([]byte, error) {
 		}
 		out = append(out, byte(acc>>24), byte(acc>>16), byte(acc>>8), byte(acc))
 	}
-	return out[:n], nil
+	return out[:len(dst)+n], nil
 }
 
 // applyDelta applies a git delta (as in packs and binary patches) to base.

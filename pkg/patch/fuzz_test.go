@@ -1,6 +1,9 @@
 package patch
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -66,4 +69,40 @@ func FuzzApply(f *testing.F) {
 			Apply(st, root, p, Options{ThreeWay: true, Fuzz: 1})
 		}
 	})
+}
+
+// A GIT binary patch literal inflates to exactly the size its header gives:
+// a header that lies either way, a stream whose checksum is wrong, and a
+// header far bigger than its data can hold (read without a buffer of the
+// header's size) are each refused by line, and the truth reads back.
+func TestBinaryLiteralSize(t *testing.T) {
+	data := bytes.Repeat([]byte("\x00\x01binary\xff"), 300)
+	block := func(size int, z []byte) string {
+		var b bytes.Buffer
+		writeBase85(&b, z)
+		return fmt.Sprintf("diff --git a/f.bin b/f.bin\nindex 0000000..1111111\nGIT binary patch\nliteral %d\n%s\nliteral 0\nHcmV?d00001\n\n", size, b.String())
+	}
+	z := storedZlib(data)
+	bad := bytes.Clone(z)
+	bad[len(bad)-1] ^= 1 // the Adler-32 checksum
+	for _, tc := range []struct {
+		name, patch, want string
+	}{
+		{"exact", block(len(data), z), ""},
+		{"header too small", block(len(data)-1, z), fmt.Sprintf("inflated %d bytes, the header says %d", len(data), len(data)-1)},
+		{"header too big", block(len(data)+1, z), fmt.Sprintf("inflated %d bytes, the header says %d", len(data), len(data)+1)},
+		{"header far too big", block(1<<29, z), fmt.Sprintf("inflated %d bytes, the header says %d", len(data), 1<<29)},
+		{"bad checksum", block(len(data), bad), "inflate: zlib: invalid checksum"},
+	} {
+		ps, err := Parse([]byte(tc.patch), ParseOptions{Source: "t.patch", Strip: DefaultStrip})
+		if tc.want == "" {
+			if err != nil || !bytes.Equal(ps[0].Files[0].Binary.Data, data) {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
 }

@@ -11,9 +11,17 @@ type RepoStore struct {
 	// Pack, when set, takes the writes: they are readable through this
 	// store at once and reach the repository as one packfile at Flush (a
 	// series of patches stores much faster than as a file per object).
-	Pack  *gitstore.PackWriter
-	trees map[OID][]TreeEntry // written to Pack, not flushed yet
+	Pack *gitstore.PackWriter
+	// trees keeps the last trees written to Pack decoded, up to
+	// keptTrees (a series reads the trees the patch before wrote); older
+	// pending ones are decoded from Pack again.
+	trees     map[OID][]TreeEntry
+	treesFIFO []OID
 }
+
+// keptTrees bounds RepoStore.trees: 256 trees of 100 entries are about
+// 2 MB, and a long series must not hold every tree it wrote.
+const keptTrees = 32
 
 // NewRepoStore returns a Store over r.
 func NewRepoStore(r *gitstore.Repo) *RepoStore { return &RepoStore{Repo: r} }
@@ -33,6 +41,7 @@ func (s *RepoStore) Flush() error {
 		return err
 	}
 	clear(s.trees)
+	s.treesFIFO = s.treesFIFO[:0]
 	return nil
 }
 
@@ -41,7 +50,13 @@ func (s *RepoStore) ReadTree(id OID) ([]TreeEntry, error) {
 	if es, ok := s.trees[id]; ok {
 		return es, nil
 	}
-	es, err := s.Repo.ReadTree(id)
+	var es []gitstore.TreeEntry
+	var err error
+	if s.Pack != nil && s.Pack.Has(id) {
+		es, err = s.Pack.ReadTree(id)
+	} else {
+		es, err = s.Repo.ReadTree(id)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +98,17 @@ func (s *RepoStore) WriteTree(entries []TreeEntry) (OID, error) {
 	if err != nil {
 		return id, err
 	}
-	if s.Pack.Has(id) {
+	if _, kept := s.trees[id]; !kept && s.Pack.Has(id) {
 		sorted, _, err := EncodeTree(entries)
 		if err != nil {
 			return id, err
 		}
 		s.trees[id] = sorted
+		s.treesFIFO = append(s.treesFIFO, id)
+		if len(s.treesFIFO) > keptTrees {
+			delete(s.trees, s.treesFIFO[0])
+			s.treesFIFO = s.treesFIFO[1:]
+		}
 	}
 	return id, nil
 }
