@@ -106,3 +106,11 @@ func TestBinaryLiteralSize(t *testing.T) {
 		}
 	}
 }
+
+func TestBase85Table(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		if got, want := b85value(byte(c)), strings.IndexByte(b85chars, byte(c)); got != want {
+			t.Errorf("b85value(%#x) = %d, want %d", c, got, want)
+		}
+	}
+}
