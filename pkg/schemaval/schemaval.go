@@ -61,14 +61,24 @@ func (s *Schema) Name() string { return s.name }
 // schema. Malformed JSON, duplicate keys and schema violations are
 // *errkind.InputError naming source and the JSON pointer of the field.
 func (s *Schema) Validate(source string, data []byte) error {
+	_, err := s.ValidateDecode(source, data)
+	return err
+}
+
+// ValidateDecode is Validate that also returns the document it decoded
+// (numbers as json.Number), so that the caller need not parse data again.
+func (s *Schema) ValidateDecode(source string, data []byte) (any, error) {
 	if err := CheckJSON(source, data); err != nil {
-		return err
+		return nil, err
 	}
 	doc, err := decode(data)
 	if err != nil {
-		return &errkind.InputError{Source: source, Problem: "not valid JSON: " + err.Error(), Err: err}
+		return nil, &errkind.InputError{Source: source, Problem: "not valid JSON: " + err.Error(), Err: err}
 	}
-	return s.ValidateValue(source, doc)
+	if err := s.ValidateValue(source, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // ValidateValue checks an already decoded document (numbers as json.Number).
