@@ -21,7 +21,11 @@ import (
 // encoding/json would turn into U+FFFD, and nesting deeper than maxDepth.
 // Whatever it accepts, encoding/json decodes to the same value (FuzzDecode).
 func decode(data []byte) (any, error) {
-	d := decoder{data: data}
+	// One copy of the text, of which every string and number without an
+	// escape is a substring: a decoded value keeps at most the text alive,
+	// and a schema's hundred strings cost one allocation instead of a
+	// hundred.
+	d := decoder{data: string(data)}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
@@ -33,7 +37,7 @@ func decode(data []byte) (any, error) {
 }
 
 type decoder struct {
-	data []byte
+	data string
 	pos  int
 }
 
@@ -136,7 +140,7 @@ func (d *decoder) value(depth int) (any, error) {
 }
 
 func (d *decoder) literal(word string) error {
-	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
+	if len(d.data)-d.pos < len(word) || d.data[d.pos:d.pos+len(word)] != word {
 		return d.errorf("want %s", word)
 	}
 	d.pos += len(word)
@@ -184,19 +188,26 @@ func (d *decoder) number() (json.Number, error) {
 func (d *decoder) str() (string, error) {
 	d.pos++
 	start := d.pos
-	// Most strings have neither escapes nor anything but ASCII.
-	for d.pos < len(d.data) {
+	// Most strings have no escape: they are substrings of the text.
+	for d.pos < len(d.data) && d.data[d.pos] != '\\' {
 		c := d.data[d.pos]
-		if c == '"' {
+		switch {
+		case c == '"':
 			d.pos++
-			return string(d.data[start : d.pos-1]), nil
+			return d.data[start : d.pos-1], nil
+		case c < 0x20:
+			return "", d.errorf("control character in a string")
+		case c < utf8.RuneSelf:
+			d.pos++
+		default:
+			r, size := utf8.DecodeRuneInString(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return "", d.errorf("invalid UTF-8 in a string")
+			}
+			d.pos += size
 		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		d.pos++
 	}
-	b := append([]byte(nil), d.data[start:d.pos]...)
+	b := []byte(d.data[start:d.pos])
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		switch {
@@ -206,7 +217,7 @@ func (d *decoder) str() (string, error) {
 		case c < 0x20:
 			return "", d.errorf("control character in a string")
 		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(d.data[d.pos:])
+			r, size := utf8.DecodeRuneInString(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
 				return "", d.errorf("invalid UTF-8 in a string")
 			}
@@ -266,7 +277,8 @@ func (d *decoder) hex4() (rune, bool) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range d.data[d.pos : d.pos+4] {
+	for i := d.pos; i < d.pos+4; i++ {
+		c := d.data[i]
 		switch {
 		case '0' <= c && c <= '9':
 			c -= '0'
