@@ -38,8 +38,8 @@ func Compile(name string, schemaJSON []byte) (*Schema, error) {
 
 // MustCompile is Compile for schemas embedded in the binary; it panics on an
 // invalid schema. It skips CheckJSON's strictness pass (duplicate keys,
-// trailing data), the slower half of a compile on every dome start that
-// reads a registry file, and compiles each pattern on its first match:
+// trailing data), a third of a compile on every dome start that reads a
+// registry file, and compiles each pattern on its first match:
 // TestEmbeddedSchemas runs the full Compile over every schema the packages
 // embed.
 func MustCompile(name string, schemaJSON []byte) *Schema {
