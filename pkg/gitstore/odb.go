@@ -98,9 +98,12 @@ func (o *odb) putInflater(in *inflater) {
 	o.zpool.Put(in)
 }
 
+// cacheKey names a cached object: a packed one by its pack and offset, a
+// loose one by its id alone.
 type cacheKey struct {
 	p   *pack
 	off int64
+	id  Hash // loose objects (p nil)
 }
 
 type cachedObject struct {
@@ -111,7 +114,8 @@ type cachedObject struct {
 
 // cacheBudget bounds the bytes kept by the cache of resolved packed objects
 // (git's delta_base_cache_limit is 96 MiB): the bases of delta chains and
-// the objects asked for, and with KeepDeltaChains every object of a chain.
+// the objects asked for, and with KeepDeltaChains every object of a chain;
+// and of the loose commits, tags and trees read.
 const cacheBudget = 192 << 20
 
 // cacheMaxObject keeps single huge blobs from flushing the cache.
@@ -575,7 +579,7 @@ func (o *odb) readType(h Hash) (ObjectType, error) {
 // 3 buffers instead of 50, which on a VM where a page fault costs ~6 µs is
 // most of a cold "dome registry cat".
 func (o *odb) readPacked(p *pack, off int64) (ObjectType, []byte, error) {
-	if t, data, ok := o.cached(p, off); ok {
+	if t, data, ok := o.cached(cacheKey{p: p, off: off}); ok {
 		return t, data, nil
 	}
 	type link struct {
@@ -592,7 +596,7 @@ func (o *odb) readPacked(p *pack, off int64) (ObjectType, []byte, error) {
 			return "", nil, fmt.Errorf("pack %s: delta chain too long", p.name)
 		}
 		if len(chain) > 0 {
-			if t, data, ok := o.cached(cp, coff); ok {
+			if t, data, ok := o.cached(cacheKey{p: cp, off: coff}); ok {
 				bt, base = t, data
 				break
 			}
@@ -610,7 +614,7 @@ func (o *odb) readPacked(p *pack, off int64) (ObjectType, []byte, error) {
 			// lookups of one command walk the same folders again
 			// (the tool's folder for its tool.json, then for the file).
 			if len(chain) > 0 || t == TypeTree {
-				o.remember(cacheKey{cp, coff}, t, data)
+				o.remember(cacheKey{p: cp, off: coff}, t, data)
 			}
 			bt, base = t, data
 			break
@@ -646,7 +650,7 @@ func (o *odb) readPacked(p *pack, off int64) (ObjectType, []byte, error) {
 		}
 		spare = nil
 		if i == 0 || keep {
-			o.remember(cacheKey{l.p, l.off}, bt, out)
+			o.remember(cacheKey{p: l.p, off: l.off}, bt, out)
 		} else if i < len(chain)-1 {
 			spare = base // an intermediate computed here: free to overwrite
 		}
@@ -655,11 +659,11 @@ func (o *odb) readPacked(p *pack, off int64) (ObjectType, []byte, error) {
 	return bt, base, nil
 }
 
-// cached returns the object at off if the cache holds it.
-func (o *odb) cached(p *pack, off int64) (ObjectType, []byte, bool) {
+// cached returns the object k names if the cache holds it.
+func (o *odb) cached(k cacheKey) (ObjectType, []byte, bool) {
 	o.cacheMu.Lock()
 	defer o.cacheMu.Unlock()
-	if el, ok := o.cache[cacheKey{p, off}]; ok {
+	if el, ok := o.cache[k]; ok {
 		o.lru.MoveToFront(el)
 		c := el.Value.(*cachedObject)
 		return c.typ, c.data, true
@@ -816,7 +820,18 @@ func (o *odb) readLoose(h Hash) (ObjectType, []byte, error) { return o.readLoose
 
 // readLooseObject reads a loose object, or only its type (data nil) when
 // typeOnly: a revision is peeled by its type before it is read whole.
+//
+// Loose commits, tags and trees are cached, as whole trees from packs are:
+// a command reads the commit it peeled, and walks the root tree once to
+// find the registry and again to find the tool. And a small one is read
+// whole even when typeOnly: the inflater builds the tables of the object's
+// first zlib block before it yields the first byte of the header, so the
+// rest costs little more, and opening and inflating it again to read it
+// would cost that all over.
 func (o *odb) readLooseObject(h Hash, typeOnly bool) (ObjectType, []byte, error) {
+	if t, data, ok := o.cached(cacheKey{id: h}); ok {
+		return t, data, nil
+	}
 	s := h.String()
 	var f *os.File
 	for _, dir := range o.objectDirs() {
@@ -853,23 +868,37 @@ func (o *odb) readLooseObject(h Hash, typeOnly bool) (ObjectType, []byte, error)
 	if !ok || err != nil || size < 0 || size > maxObject {
 		return "", nil, fmt.Errorf("loose object %s: bad header %q", s, br)
 	}
-	if typeOnly {
-		switch ObjectType(typ) {
-		case TypeCommit, TypeTree, TypeBlob, TypeTag:
-			return ObjectType(typ), nil, nil
+	t := ObjectType(typ)
+	switch t {
+	case TypeCommit, TypeTree, TypeBlob, TypeTag:
+	default:
+		if typeOnly {
+			return "", nil, fmt.Errorf("loose object %s: unknown type %q", s, typ)
 		}
-		return "", nil, fmt.Errorf("loose object %s: unknown type %q", s, typ)
+		t = ""
+	}
+	if typeOnly && (t == TypeBlob || size > looseTypeReadLimit) {
+		return t, nil, nil
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(zr, data); err != nil {
+		if typeOnly {
+			return t, nil, nil // the read that wants the data reports it
+		}
 		return "", nil, fmt.Errorf("loose object %s: %w", s, err)
 	}
-	switch ObjectType(typ) {
-	case TypeCommit, TypeTree, TypeBlob, TypeTag:
-		return ObjectType(typ), data, nil
+	if t == "" {
+		return "", nil, fmt.Errorf("loose object %s: unknown type %q", s, typ)
 	}
-	return "", nil, fmt.Errorf("loose object %s: unknown type %q", s, typ)
+	if t != TypeBlob {
+		o.remember(cacheKey{id: h}, t, data)
+	}
+	return t, data, nil
 }
+
+// looseTypeReadLimit is the largest loose commit, tag or tree read whole
+// when only its type is asked for.
+const looseTypeReadLimit = 64 << 10
 
 // prefixed returns the ids in packs and loose objects that start with the
 // given hex prefix.

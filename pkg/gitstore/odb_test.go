@@ -163,3 +163,40 @@ func packPath(t *testing.T, g *gittest.Repo) string {
 	}
 	return idx[0]
 }
+
+// TestODB_LooseObjectsReadOnce: a loose commit asked for its type and a
+// loose tree are read from their files once and then from the cache; a
+// loose blob, read once by a command, is not kept.
+func TestODB_LooseObjectsReadOnce(t *testing.T) {
+	g := gittest.New(t)
+	g.Write(map[string]string{"f.txt": "loose\n"})
+	id, _ := gitstore.ParseHash(g.Commit("loose"))
+	tree, _ := gitstore.ParseHash(g.Git("rev-parse", "HEAD^{tree}"))
+	blob, _ := gitstore.ParseHash(g.Git("rev-parse", "HEAD:f.txt"))
+	r, err := gitstore.Open(g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, err := r.ObjectType(id); err != nil || typ != gitstore.TypeCommit {
+		t.Fatalf("type %q, %v", typ, err)
+	}
+	if e, err := r.EntryAt(tree, "f.txt"); err != nil || e.Hash != blob {
+		t.Fatalf("entry %+v, %v", e, err)
+	}
+	if typ, err := r.ObjectType(blob); err != nil || typ != gitstore.TypeBlob {
+		t.Fatalf("blob type %q, %v", typ, err)
+	}
+	for _, h := range []gitstore.Hash{id, tree, blob} {
+		s := h.String()
+		g.Remove(filepath.Join(".git", "objects", s[:2], s[2:]))
+	}
+	if c, err := r.Commit(id); err != nil || c.Tree != tree {
+		t.Fatalf("commit from the cache: %+v, %v", c, err)
+	}
+	if e, err := r.EntryAt(tree, "f.txt"); err != nil || e.Hash != blob {
+		t.Fatalf("tree from the cache: %+v, %v", e, err)
+	}
+	if _, err := r.ReadBlob(blob); err == nil {
+		t.Fatalf("the blob was kept")
+	}
+}

@@ -1,7 +1,6 @@
 package schemaval
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -413,15 +412,4 @@ func nonNegInt(x any) (*int, error) {
 	}
 	i := int(*f)
 	return &i, nil
-}
-
-// decode parses JSON with numbers kept as json.Number.
-func decode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

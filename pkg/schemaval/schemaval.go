@@ -38,8 +38,8 @@ func Compile(name string, schemaJSON []byte) (*Schema, error) {
 
 // MustCompile is Compile for schemas embedded in the binary; it panics on an
 // invalid schema. It skips CheckJSON's strictness pass (duplicate keys,
-// trailing data), the slower half of a compile on every dome start that
-// reads a registry file, and compiles each pattern on its first match:
+// trailing data), a third of a compile on every dome start that reads a
+// registry file, and compiles each pattern on its first match:
 // TestEmbeddedSchemas runs the full Compile over every schema the packages
 // embed.
 func MustCompile(name string, schemaJSON []byte) *Schema {
@@ -61,14 +61,24 @@ func (s *Schema) Name() string { return s.name }
 // schema. Malformed JSON, duplicate keys and schema violations are
 // *errkind.InputError naming source and the JSON pointer of the field.
 func (s *Schema) Validate(source string, data []byte) error {
+	_, err := s.ValidateDecode(source, data)
+	return err
+}
+
+// ValidateDecode is Validate that also returns the document it decoded
+// (numbers as json.Number), so that the caller need not parse data again.
+func (s *Schema) ValidateDecode(source string, data []byte) (any, error) {
 	if err := CheckJSON(source, data); err != nil {
-		return err
+		return nil, err
 	}
 	doc, err := decode(data)
 	if err != nil {
-		return &errkind.InputError{Source: source, Problem: "not valid JSON: " + err.Error(), Err: err}
+		return nil, &errkind.InputError{Source: source, Problem: "not valid JSON: " + err.Error(), Err: err}
 	}
-	return s.ValidateValue(source, doc)
+	if err := s.ValidateValue(source, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // ValidateValue checks an already decoded document (numbers as json.Number).
@@ -120,6 +130,33 @@ func pointerOrRoot(loc []string) string {
 // refuses, naming the line: a file dome reads must mean one thing to every
 // parser, and its digest must be computable.
 func CheckJSON(source string, data []byte) error {
+	// RFC 8785's parser refuses everything the token pass refuses and more
+	// (FuzzCanonicalImpliesTokens), at a fraction of its cost; a document it
+	// accepts is therefore checked. A refused one gets the token pass first,
+	// for the message with a JSON pointer it words.
+	_, cerr := canonical.TransformWith(data, canonicalOptions)
+	if cerr == nil {
+		return nil
+	}
+	if err := checkTokens(source, data); err != nil {
+		return err
+	}
+	var se *canonical.SyntaxError
+	if errors.As(cerr, &se) {
+		line, col := canonical.Position(data, se.Offset)
+		return &errkind.InputError{Source: source, Field: fmt.Sprintf("line %d, column %d", line, col), Problem: se.Msg, Err: cerr, Hint: "write valid UTF-8 JSON; escape a character above U+FFFF as a surrogate pair (\\ud83d\\ude00)"}
+	}
+	return &errkind.InputError{Source: source, Problem: cerr.Error(), Err: cerr}
+}
+
+// canonicalOptions bound RFC 8785's parser at the token pass's depth: it
+// counts open arrays and objects, the token pass the levels of values, so
+// that with the same number every value it accepts is at most maxDepth deep.
+var canonicalOptions = canonical.Options{MaxDepth: maxDepth}
+
+// checkTokens reads data token by token with encoding/json: one value,
+// unique keys, nesting at most maxDepth, no trailing data.
+func checkTokens(source string, data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := checkValue(dec, "", 0); err != nil {
@@ -127,14 +164,6 @@ func CheckJSON(source string, data []byte) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return &errkind.InputError{Source: source, Problem: fmt.Sprintf("trailing data after the JSON value at byte %d", dec.InputOffset())}
-	}
-	if _, err := canonical.Transform(data); err != nil {
-		var se *canonical.SyntaxError
-		if errors.As(err, &se) {
-			line, col := canonical.Position(data, se.Offset)
-			return &errkind.InputError{Source: source, Field: fmt.Sprintf("line %d, column %d", line, col), Problem: se.Msg, Err: err, Hint: "write valid UTF-8 JSON; escape a character above U+FFFF as a surrogate pair (\\ud83d\\ude00)"}
-		}
-		return &errkind.InputError{Source: source, Problem: err.Error(), Err: err}
 	}
 	return nil
 }
