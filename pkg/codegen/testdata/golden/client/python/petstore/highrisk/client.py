@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Mapping, Optional, Union
+from urllib.parse import quote as _quote
 
 from . import models as m
 from .runtime import ApiResponse, ToolClient
@@ -12,11 +13,13 @@ SERVERS: List[str] = ["https://petstore.example.com/v1"]
 
 
 def _path(value: Any) -> str:
-    from urllib.parse import quote
-
+    # Called on every call with a path parameter: the import is the
+    # module's, and an int (digits and "-") has nothing to escape.
     if value is True or value is False:
-        value = "true" if value else "false"
-    return quote(str(value), safe="")
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    return _quote(str(value), safe="")
 
 
 def create_pet(
