@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":[\"actions.example.com\"],\"auth_mode\":\"apiKey\",\"budgets\":{\"max_calls_by_family\":{\"publish\":20},\"max_wall_seconds\":30},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"publishActionVersion\":{\"families\":[\"publish\",\"publishActionVersion\"],\"method\":\"POST\",\"path\":\"/actions/{name}/versions/{version}\",\"security\":[[\"apiKey\"]]}},\"profile_id\":\"highrisk\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"apiKey\":{\"in\":\"header\",\"name\":\"X-API-Key\",\"type\":\"apiKey\"}},\"servers\":[\"http://127.0.0.1:8080\"],\"tool_id\":\"action-registry\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"e5c2e2e7a8ef7e8c0aaa55b167325135cc2b06c0\",\"filtered_spec_digest\":\"sha256:e9cbfe62bdb5c34f50915e0ca1182431a935232b7d7521608c192e4fa718a2db\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:be125f91b43048b37e1482406507c4c7254c2647e4238e0f1488682f2cf38050\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"action-registry\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"2723f656f70b5aa1e9b4216ff8ebb258d7e92c33\",\"filtered_spec_digest\":\"sha256:e9cbfe62bdb5c34f50915e0ca1182431a935232b7d7521608c192e4fa718a2db\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:be125f91b43048b37e1482406507c4c7254c2647e4238e0f1488682f2cf38050\",\"profile_id\":\"highrisk\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"action-registry\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
@@ -282,11 +282,13 @@ class HttpxTransport:
     """Sends requests through an httpx.Client (httpx is not needed otherwise)."""
 
     def __init__(self, client: Any) -> None:
+        import httpx  # only when this transport is made (an import in send would run on every call)
+
         self._client = client
+        self._httpx = httpx
 
     def send(self, method: str, url: str, headers: Mapping[str, str], body: Optional[bytes], timeout: float) -> Tuple[int, Any, bytes]:
-        import httpx  # only when this transport is used
-
+        httpx = self._httpx
         req = self._client.build_request(method, url, headers=dict(headers), content=body, timeout=timeout)
         try:
             r = self._client.send(req, stream=True)

@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 #: The policy this client enforces (canonical JSON).
 POLICY_JSON = "{\"allow_hosts\":null,\"auth_mode\":\"http\",\"budgets\":{\"max_calls_by_family\":{},\"max_wall_seconds\":300},\"client\":{\"max_retries\":0,\"retry_backoff_ms\":100,\"timeout_ms\":30000},\"operations\":{\"get_base_ref\":{\"families\":[\"get_base_ref\",\"repo.read\"],\"method\":\"POST\",\"path\":\"/get_base_ref\",\"security\":[[\"dome_grant\"]]},\"get_diff_stats\":{\"families\":[\"get_diff_stats\",\"repo.read\"],\"method\":\"POST\",\"path\":\"/get_diff_stats\",\"security\":[[\"dome_grant\"]]},\"grep\":{\"families\":[\"grep\",\"repo.read\"],\"method\":\"POST\",\"path\":\"/grep\",\"security\":[[\"dome_grant\"]]},\"list_tree\":{\"families\":[\"list_tree\",\"repo.read\"],\"method\":\"POST\",\"path\":\"/list_tree\",\"security\":[[\"dome_grant\"]]},\"read_file\":{\"families\":[\"read_file\",\"repo.read\"],\"method\":\"POST\",\"path\":\"/read_file\",\"security\":[[\"dome_grant\"]]}},\"profile_id\":\"default\",\"schema_version\":\"dome.client_policy/v1\",\"security_schemes\":{\"dome_grant\":{\"scheme\":\"bearer\",\"type\":\"http\"}},\"servers\":[\"http://gateway.invalid\"],\"tool_id\":\"repo-read\"}"
 _TAXONOMY_JSON = "{\"retryable\":{\"artifact_hash_mismatch\":false,\"auth_missing\":false,\"auth_not_allowed\":false,\"budget_exceeded\":false,\"canceled\":false,\"client_error\":false,\"client_mismatch\":false,\"config_invalid\":false,\"conflict\":false,\"decode_error\":false,\"file_missing\":false,\"file_modified\":false,\"host_not_allowed\":false,\"invalid_request\":false,\"manifest_invalid\":false,\"network_error\":true,\"not_found\":false,\"not_implemented\":false,\"payload_too_large\":false,\"permission_denied\":false,\"pin_mismatch\":false,\"policy_invalid\":false,\"precondition_failed\":false,\"rate_limited\":true,\"server_error\":true,\"timeout\":true,\"unauthenticated\":false,\"unavailable\":true,\"unknown_operation\":false,\"unprocessable\":false,\"unsupported_media_type\":false,\"wall_time_exceeded\":false},\"statuses\":{\"400\":[\"invalid_request\",false],\"401\":[\"unauthenticated\",false],\"403\":[\"permission_denied\",false],\"404\":[\"not_found\",false],\"408\":[\"timeout\",true],\"409\":[\"conflict\",false],\"410\":[\"not_found\",false],\"412\":[\"precondition_failed\",false],\"413\":[\"payload_too_large\",false],\"415\":[\"unsupported_media_type\",false],\"422\":[\"unprocessable\",false],\"428\":[\"precondition_failed\",false],\"429\":[\"rate_limited\",true],\"501\":[\"not_implemented\",false],\"502\":[\"unavailable\",true],\"503\":[\"unavailable\",true],\"504\":[\"timeout\",true]}}"
-_IDENTITY_JSON = "{\"bundle_tree\":\"e5c2e2e7a8ef7e8c0aaa55b167325135cc2b06c0\",\"filtered_spec_digest\":\"sha256:d080f19aa6d2780e9aa8ddc865a65cfe3d6c3cfc396b08ebb0227ec8ef667ed0\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:1664d9986cb6a69a70e870cb11c1cb3fe2f5122ba0a63970e31266686dd257e0\",\"profile_id\":\"default\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"repo-read\"}"
+_IDENTITY_JSON = "{\"bundle_tree\":\"2723f656f70b5aa1e9b4216ff8ebb258d7e92c33\",\"filtered_spec_digest\":\"sha256:d080f19aa6d2780e9aa8ddc865a65cfe3d6c3cfc396b08ebb0227ec8ef667ed0\",\"generator_bundle\":\"python-httpx\",\"language_target\":\"python\",\"normalization_rules_version\":\"dome.norm/v1\",\"profile_digest\":\"sha256:1664d9986cb6a69a70e870cb11c1cb3fe2f5122ba0a63970e31266686dd257e0\",\"profile_id\":\"default\",\"sdk_flavor\":\"python-httpx\",\"tool_id\":\"repo-read\"}"
 #: The files manifest.json must list, no more, no less.
 _OWN_FILES = ["__init__.py", "client.py", "models.py", "operations.json", "runtime.py", ]
 
@@ -282,11 +282,13 @@ class HttpxTransport:
     """Sends requests through an httpx.Client (httpx is not needed otherwise)."""
 
     def __init__(self, client: Any) -> None:
+        import httpx  # only when this transport is made (an import in send would run on every call)
+
         self._client = client
+        self._httpx = httpx
 
     def send(self, method: str, url: str, headers: Mapping[str, str], body: Optional[bytes], timeout: float) -> Tuple[int, Any, bytes]:
-        import httpx  # only when this transport is used
-
+        httpx = self._httpx
         req = self._client.build_request(method, url, headers=dict(headers), content=body, timeout=timeout)
         try:
             r = self._client.send(req, stream=True)
