@@ -3,6 +3,8 @@ package canonical
 import (
 	"encoding/binary"
 	"unicode/utf8"
+
+	"github.com/dome-registry/dome/internal/jsonesc"
 )
 
 const (
@@ -147,7 +149,7 @@ func quoteEscape(c byte) string {
 // escape after it, for a high surrogate). It returns the code point and the
 // number of bytes read.
 func (t *transformer) unicodeEscape(data []byte, i int) (rune, int, error) {
-	u, ok := hex4(data, i+2)
+	u, ok := jsonesc.Hex4(data, i+2)
 	if !ok {
 		return 0, 0, t.fail(i, "invalid \\u escape: want 4 hex digits")
 	}
@@ -156,33 +158,13 @@ func (t *transformer) unicodeEscape(data []byte, i int) (rune, int, error) {
 		return 0, 0, t.fail(i, "lone surrogate \\u%04x: a low surrogate must follow a high one", u)
 	case 0xD800 <= u && u <= 0xDBFF:
 		if i+7 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
-			if l, ok := hex4(data, i+8); ok && 0xDC00 <= l && l <= 0xDFFF {
+			if l, ok := jsonesc.Hex4(data, i+8); ok && 0xDC00 <= l && l <= 0xDFFF {
 				return 0x10000 + (u-0xD800)<<10 + (l - 0xDC00), 12, nil
 			}
 		}
 		return 0, 0, t.fail(i, "lone surrogate \\u%04x: a high surrogate must be followed by a \\u escape of a low one (DC00-DFFF)", u)
 	}
 	return u, 6, nil
-}
-
-func hex4(data []byte, i int) (rune, bool) {
-	if i+4 > len(data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range data[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // appendRune appends r as RFC 8785 writes it inside a string (section
@@ -299,7 +281,7 @@ func decodeCanonical(s []byte) (rune, int) {
 	case 'r':
 		return '\r', 2
 	case 'u':
-		r, _ := hex4(s, 2)
+		r, _ := jsonesc.Hex4(s, 2)
 		return r, 6
 	}
 	return rune(s[1]), 2 // \" and \\

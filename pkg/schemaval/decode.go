@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dome-registry/dome/internal/jsonesc"
 )
 
 // decode parses one JSON text into the values encoding/json's Decoder gives
@@ -232,19 +234,11 @@ func (d *decoder) str() (string, error) {
 			}
 			e := d.data[d.pos+1]
 			d.pos += 2
+			if c, ok := jsonesc.Simple(e); ok {
+				b = append(b, c)
+				continue
+			}
 			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
 			case 'u':
 				r, ok := d.hex4()
 				if !ok {
@@ -273,24 +267,9 @@ func (d *decoder) str() (string, error) {
 
 // hex4 reads the four hexadecimal digits of a \u escape.
 func (d *decoder) hex4() (rune, bool) {
-	if d.pos+4 > len(d.data) {
-		return 0, false
+	r, ok := jsonesc.Hex4(d.data, d.pos)
+	if ok {
+		d.pos += 4
 	}
-	var r rune
-	for i := d.pos; i < d.pos+4; i++ {
-		c := d.data[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	d.pos += 4
-	return r, true
+	return r, ok
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dome-registry/dome/internal/jsonesc"
 )
 
 // Limits bound what a loader accepts, so that a hostile document fails fast
@@ -419,21 +421,13 @@ func (p *jsonParser) str() (string, error) {
 		}
 		e := d[i]
 		i++
+		if c, ok := jsonesc.Simple(e); ok {
+			b = append(b, c)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
 		case 'u':
-			r, ok := hex4(d, i)
+			r, ok := jsonesc.Hex4(d, i)
 			if !ok {
 				p.pos = i
 				return "", p.errorf("invalid \\u escape")
@@ -442,7 +436,7 @@ func (p *jsonParser) str() (string, error) {
 			if utf16.IsSurrogate(r) {
 				r2, ok2 := rune(0), false
 				if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
-					r2, ok2 = hex4(d, i+2)
+					r2, ok2 = jsonesc.Hex4(d, i+2)
 				}
 				dec := utf16.DecodeRune(r, r2)
 				if !ok2 || dec == utf8.RuneError {
@@ -467,25 +461,4 @@ func checkRange(text string) error {
 		return fmt.Errorf("number %s is out of the IEEE 754 double range that RFC 8785 canonical JSON can represent", text)
 	}
 	return nil
-}
-
-func hex4(d []byte, i int) (rune, bool) {
-	if i+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
