@@ -7,16 +7,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"golang.org/x/tools/txtar"
 )
 
 // toolDocs are the tool.json files of the example registry and of the test
-// fixtures (the webui's registry, the CLI scripts' archives), and documents
-// that use every member of the schema.
+// fixtures (the webui's registry, and testdata/tooljson: the shapes the CLI
+// stories use, valid and not), and documents that use every member of the
+// schema.
 func toolDocs(tb testing.TB) [][]byte {
 	var docs [][]byte
-	for _, glob := range []string{"../../registry/tools/*/tool.json", "../*/testdata/*/*/tools/*/tool.json"} {
+	for _, glob := range []string{"../../registry/tools/*/tool.json", "../*/testdata/*/*/tools/*/tool.json", "testdata/tooljson/*.json"} {
 		files, err := filepath.Glob(glob)
 		if err != nil {
 			tb.Fatal(err)
@@ -27,21 +26,6 @@ func toolDocs(tb testing.TB) [][]byte {
 				tb.Fatal(err)
 			}
 			docs = append(docs, b)
-		}
-	}
-	scripts, err := filepath.Glob("../../cmd/dome/testdata/script/*.txtar")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, p := range scripts {
-		a, err := txtar.ParseFile(p)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, f := range a.Files {
-			if strings.HasSuffix(f.Name, ".json") && strings.Contains(string(f.Data), `"dome.tool/v1"`) {
-				docs = append(docs, f.Data)
-			}
 		}
 	}
 	for _, s := range []string{
