@@ -192,8 +192,9 @@ func (s *Series) Apply(repo *gitstore.Repo, move MoveBranch) (err error) {
 		}
 	}()
 	out := applyOutput{Base: baseCommit.String(), Ref: ref, Results: []applyResult{}}
-	cur, parent := patch.OID(baseTree), baseCommit
+	st := &stacking{env: env, store: store, opts: opts, ref: ref, tree: patch.OID(baseTree), parent: baseCommit}
 	var failure error
+inputs:
 	for in := range opts.Patches {
 		ps, err := s.read(in)
 		if err != nil {
@@ -203,37 +204,34 @@ func (s *Series) Apply(repo *gitstore.Repo, move MoveBranch) (err error) {
 			// The parsed patch is dropped once applied: memory follows the
 			// input being applied plus the pack being written.
 			ps[i] = Sourced{}
-			var r applyResult
-			r, cur, parent, failure, err = applyOne(env, store, p, opts, ref, cur, parent)
+			r, f, err := st.apply(p)
 			if err != nil {
 				return err
 			}
-			out.Results = append(out.Results, r)
-			if failure != nil {
-				break
-			}
-			if store.Pack.Pending() > packLimit {
-				if err := store.Flush(); err != nil {
-					return err
-				}
-			}
-			if !opts.JSON {
+			if opts.JSON {
+				out.Results = append(out.Results, r) // only --json prints them
+			} else if r.Tree != "" {
 				if r.Commit != "" {
 					fmt.Fprintf(env.Stdout, "%s %s\n", r.Tree, r.Commit)
 				} else {
 					fmt.Fprintln(env.Stdout, r.Tree)
 				}
 			}
-		}
-		if failure != nil {
-			break
+			if failure = f; failure != nil {
+				break inputs
+			}
+			if store.Pack.Pending() > packLimit {
+				if err := store.Flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if err := store.Flush(); err != nil {
 		return err
 	}
 	if failure == nil && ref != "" {
-		wts, err := move(repo, ref, oldRef, parent)
+		wts, err := move(repo, ref, oldRef, st.parent)
 		if err != nil {
 			if errors.Is(err, gitstore.ErrRefChanged) || errors.Is(err, gitstore.ErrRefExists) {
 				return &errkind.CheckError{Problem: fmt.Sprintf("update %s: %v", ref, err), Hint: "the ref moved while the patches were applied; run again"}
@@ -255,40 +253,51 @@ func (s *Series) Apply(repo *gitstore.Repo, move MoveBranch) (err error) {
 	return failure
 }
 
-// applyOne applies p onto the tree cur (and commits it onto parent when
-// ref is set); failure is the conflict that ends the series.
-func applyOne(env *Env, store *patch.RepoStore, p Sourced, opts ApplyOptions, ref string, cur patch.OID, parent gitstore.Hash) (r applyResult, next patch.OID, commit gitstore.Hash, failure, err error) {
-	res, err := patch.Apply(store, cur, p.Patch, patch.Options{ThreeWay: opts.ThreeWay, WriteConflicts: opts.WriteConflicts, Fuzz: opts.Fuzz})
+// stacking is a series being applied: each patch onto the tree the one
+// before made, each commit onto the one before.
+type stacking struct {
+	env    *Env
+	store  *patch.RepoStore
+	opts   ApplyOptions
+	ref    string // "": trees only
+	tree   patch.OID
+	parent gitstore.Hash
+}
+
+// apply applies p (and commits it when there is a ref); failure is the
+// conflict that ends the series, whose result has a tree when the merge
+// wrote one with conflict markers.
+func (st *stacking) apply(p Sourced) (r applyResult, failure, err error) {
+	opts := st.opts
+	res, err := patch.Apply(st.store, st.tree, p.Patch, patch.Options{ThreeWay: opts.ThreeWay, WriteConflicts: opts.WriteConflicts, Fuzz: opts.Fuzz})
 	r = applyResult{Source: p.Source, Subject: p.Header.Subject, Files: res.Files, Conflicts: res.Conflicts}
 	var ce *patch.ConflictError
 	if err != nil && !errors.As(err, &ce) {
-		return r, cur, parent, nil, NamePatch(err, p.Source)
+		return r, nil, NamePatch(err, p.Source)
 	}
 	if ce != nil && res.Tree.IsZero() {
-		return r, cur, parent, ConflictError(p.Source, p.Patch, ce, "rebase the patch onto the base, or try --three-way"), nil
+		return r, ConflictError(p.Source, p.Patch, ce, "rebase the patch onto the base, or try --three-way"), nil
 	}
 	tree := res.Tree
 	if tree.IsZero() {
-		if tree, err = store.WriteTree(nil); err != nil {
-			return r, cur, parent, nil, err
+		if tree, err = st.store.WriteTree(nil); err != nil {
+			return r, nil, err
 		}
 	}
 	r.Tree = tree.String()
 	if ce != nil {
-		if !opts.JSON {
-			fmt.Fprintln(env.Stdout, r.Tree)
-		}
-		return r, cur, parent, ConflictError(p.Source, p.Patch, ce, "the tree "+r.Tree[:12]+" holds conflict markers; resolve them and apply again"), nil
+		return r, ConflictError(p.Source, p.Patch, ce, "the tree "+r.Tree[:12]+" holds conflict markers; resolve them and apply again"), nil
 	}
-	if ref != "" {
-		c, err := CommitPatch(env, store.Pack, p, opts.Message, tree, parent)
+	if st.ref != "" {
+		c, err := CommitPatch(st.env, st.store.Pack, p, opts.Message, tree, st.parent)
 		if err != nil {
-			return r, cur, parent, nil, err
+			return r, nil, err
 		}
-		parent = c
+		st.parent = c
 		r.Commit = c.String()
 	}
-	return r, tree, parent, nil, nil
+	st.tree = tree
+	return r, nil, nil
 }
 
 // commitWriter stores a commit: a repository, or a pack being written.
