@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-
-	"github.com/dome-registry/dome/pkg/errkind"
 )
 
 // The mail of one format-patch message is read as `git am` reads it (git's
@@ -305,8 +303,8 @@ func (m *mailState) toUTF8(s, charset string) (string, error) {
 	}
 	dec := charsetDecoder.Load()
 	if dec == nil {
-		err := m.errf("cannot convert from charset %q to UTF-8: %v", charset, ErrNoCharsets)
-		err.(*errkind.InputError).Err = ErrNoCharsets
+		err := (&parser{src: m.src}).inputError(m.line, "cannot convert from charset %q to UTF-8: %v", charset, ErrNoCharsets)
+		err.Err = ErrNoCharsets
 		return "", err
 	}
 	out, known, err := (*dec)(charset, s)

@@ -156,6 +156,11 @@ func splitLines(data []byte) []string {
 }
 
 func (p *parser) errf(line int, format string, a ...any) error {
+	return p.inputError(line, format, a...)
+}
+
+// inputError is errf's error, for a caller that adds to it.
+func (p *parser) inputError(line int, format string, a ...any) *errkind.InputError {
 	return &errkind.InputError{Source: p.src, Field: fmt.Sprintf("line %d", line), Problem: fmt.Sprintf(format, a...),
 		Hint: "regenerate the patch with git diff, git format-patch or git show; a hand-edited hunk must keep its header counts right"}
 }
