@@ -45,7 +45,7 @@ type odb struct {
 	cache    map[cacheKey]*list.Element // of *cachedObject, most recent first
 	lru      list.List
 	cacheLen int
-	budget   int // 0: cacheBudget
+	budget   int // bytes: cacheBudget, or Repo.LimitCache's
 
 	zpool  sync.Pool // of *inflater: a new zlib reader allocates ~40 KB
 	zwpool sync.Pool // of *zlib.Writer, for loose objects: a new one allocates ~1 MB
@@ -133,7 +133,7 @@ type pack struct {
 }
 
 func newODB(objectsDir string) *odb {
-	return &odb{dir: objectsDir, cache: map[cacheKey]*list.Element{}}
+	return &odb{dir: objectsDir, cache: map[cacheKey]*list.Element{}, budget: cacheBudget}
 }
 
 // errNoObject means the object is in none of the loose objects or packs.
@@ -683,7 +683,7 @@ func (o *odb) dropCache() {
 // remember keeps a resolved object, evicting the least recently used ones
 // beyond the budget. Callers must not modify cached slices.
 func (o *odb) remember(k cacheKey, t ObjectType, data []byte) {
-	if len(data) > cacheMaxObject || (o.budget != 0 && len(data) > o.budget/4) {
+	if len(data) > min(cacheMaxObject, o.budget/4) {
 		return
 	}
 	o.cacheMu.Lock()
@@ -694,11 +694,7 @@ func (o *odb) remember(k cacheKey, t ObjectType, data []byte) {
 	}
 	o.cache[k] = o.lru.PushFront(&cachedObject{k, t, data})
 	o.cacheLen += len(data)
-	budget := o.budget
-	if budget == 0 {
-		budget = cacheBudget
-	}
-	for o.cacheLen > budget {
+	for o.cacheLen > o.budget {
 		last := o.lru.Back()
 		c := last.Value.(*cachedObject)
 		o.lru.Remove(last)
