@@ -11,12 +11,12 @@ import (
 	"os"
 
 	"github.com/dome-registry/dome/internal/front"
+	"github.com/dome-registry/dome/internal/readcmd"
 )
 
 func main() {
 	wd, _ := os.Getwd()
 	os.Exit(front.Main(context.Background(), front.Env{
-		Args: os.Args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Getenv: os.Getenv, WorkDir: wd,
+		Args: os.Args, Env: readcmd.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, WorkDir: wd},
 	}, front.HandOff))
 }

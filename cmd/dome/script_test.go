@@ -25,6 +25,7 @@ import (
 	"github.com/dome-registry/dome/internal/front"
 	"github.com/dome-registry/dome/internal/helpertest"
 	"github.com/dome-registry/dome/internal/pgtest"
+	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/artifact"
 	"github.com/dome-registry/dome/pkg/canonical"
 	"github.com/dome-registry/dome/pkg/sandbox"
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 
 func frontEnv() front.Env {
 	wd, _ := os.Getwd()
-	return front.Env{Args: os.Args, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, WorkDir: wd}
+	return front.Env{Args: os.Args, Env: readcmd.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, WorkDir: wd}}
 }
 
 func fullInProcess(args []string) int {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/dome-registry/dome/internal/patchcmd"
+	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/patch"
 	"github.com/urfave/cli/v2"
 )
@@ -51,5 +52,5 @@ func patchApplyFlags() []cli.Flag {
 
 // patch is env as the patch commands (internal/patchcmd) take it.
 func (e *Env) patch() *patchcmd.Env {
-	return &patchcmd.Env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: e.Getenv, Now: e.Now, WorkDir: e.WorkDir}
+	return &readcmd.Env{Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Getenv: e.Getenv, Now: e.Now, WorkDir: e.WorkDir}
 }

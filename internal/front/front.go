@@ -31,7 +31,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/gitstore"
@@ -48,18 +47,12 @@ const FullProgram = helperexec.Full
 // thing, so the programs it runs see none.
 const EnvHandedOff = "DOME_FRONT_HANDOFF"
 
-// Env is what the front takes from the process.
+// Env is what the front takes from the process: its command line and what
+// every command takes (WorkDir "": it could not be read; the full command
+// set reports that).
 type Env struct {
-	Args   []string
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	Getenv func(string) string
-	// Now is the time of commits made without GIT_*_DATE (nil: the clock).
-	Now func() time.Time
-	// WorkDir is the working directory ("" : it could not be read; the
-	// full command set reports that).
-	WorkDir string
+	Args []string
+	readcmd.Env
 }
 
 // Full runs the full command set with args (args[0] is the program name)

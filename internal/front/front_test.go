@@ -13,6 +13,7 @@ import (
 	"github.com/dome-registry/dome/internal/app"
 	"github.com/dome-registry/dome/internal/front"
 	"github.com/dome-registry/dome/internal/gittest"
+	"github.com/dome-registry/dome/internal/readcmd"
 )
 
 type outcome struct {
@@ -26,8 +27,8 @@ func runFront(t *testing.T, wd string, args []string) (outcome, bool) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	handed := false
-	code := front.Main(context.Background(), front.Env{Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
-		Getenv: os.Getenv, Now: now, WorkDir: wd}, func(args []string) int {
+	code := front.Main(context.Background(), front.Env{Args: args, Env: readcmd.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+		Getenv: os.Getenv, Now: now, WorkDir: wd}}, func(args []string) int {
 		handed = true
 		return runApp(wd, args, &out, &errOut)
 	})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"runtime/debug"
 	"strconv"
-	"time"
 
 	"github.com/dome-registry/dome/internal/patchcmd"
 	"github.com/dome-registry/dome/internal/readcmd"
@@ -54,11 +53,7 @@ func patchApply(env Env, cl commandLine, full Full) int {
 			return full(env.Args)
 		}
 	}
-	now := env.Now
-	if now == nil {
-		now = time.Now
-	}
-	s, err := patchcmd.Scan(&patchcmd.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Now: now, WorkDir: env.WorkDir}, opts)
+	s, err := patchcmd.Scan(&env.Env, opts)
 	if errors.Is(err, patch.ErrNoCharsets) {
 		repo.Close()
 		return full(env.Args)

@@ -11,9 +11,7 @@ package patchcmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/dome-registry/dome/internal/readcmd"
 	"github.com/dome-registry/dome/pkg/errkind"
@@ -23,14 +21,7 @@ import (
 )
 
 // Env is what the patch commands take from the process.
-type Env struct {
-	Stdin   io.Reader
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Getenv  func(string) string
-	Now     func() time.Time
-	WorkDir string
-}
+type Env = readcmd.Env
 
 // Sourced is one patch (one message) read from one input.
 type Sourced struct {
@@ -158,7 +149,7 @@ func Signature(env *Env, who string, name, email, date string) (gitstore.Signatu
 	if date == "" {
 		date = env.Getenv("GIT_" + who + "_DATE")
 	}
-	when := env.Now()
+	when := env.Clock()
 	if date != "" {
 		t, err := patch.ParseDate(date)
 		if err != nil {

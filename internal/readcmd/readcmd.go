@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dome-registry/dome/internal/buildinfo"
@@ -69,6 +70,25 @@ func ExitCode(err error) int {
 		return ExitUsage
 	}
 	return ExitCheck
+}
+
+// Env is what a command takes from the process: its standard streams, its
+// environment, its clock and its working directory.
+type Env struct {
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getenv  func(string) string
+	Now     func() time.Time // nil: the clock
+	WorkDir string
+}
+
+// Clock is Now, or the clock when it is nil.
+func (e *Env) Clock() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
 }
 
 // UsageError marks bad usage: unknown flags, missing arguments (exit 2,
